@@ -1,0 +1,355 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AnalyticsPipelineSpec describes a streaming pipeline — Kafka (Strimzi) feeding a Spark job
+// (Spark operator) that writes into Elasticsearch (ECK) — with the load it must carry, the memory
+// budget of its executors and the storage tiers its data may use.
+type AnalyticsPipelineSpec struct {
+	// workload is the load the pipeline must sustain.
+	Workload WorkloadSpec `json:"workload"`
+	// network describes the nodes' network links; the planner sizes Kafka from it.
+	Network NetworkSpec `json:"network"`
+	// kafka configures the Strimzi Kafka cluster and the pipeline's topic.
+	Kafka KafkaSpec `json:"kafka"`
+	// spark configures the Spark job that reads the topic and writes Elasticsearch.
+	Spark SparkSpec `json:"spark"`
+	// elasticsearch configures the ECK Elasticsearch cluster the job writes into.
+	Elasticsearch ElasticsearchSpec `json:"elasticsearch"`
+	// autoscaling lets the operator adjust the plan from Prometheus metrics.
+	// +optional
+	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
+	// volumeReclaimPolicy says what happens to the Kafka and Elasticsearch data volumes when the
+	// pipeline is deleted: Retain (the default) keeps them, so that no acknowledged data is lost
+	// by a mistaken delete; Delete removes them with the pipeline.
+	// +kubebuilder:validation:Enum=Retain;Delete
+	// +kubebuilder:default=Retain
+	// +optional
+	VolumeReclaimPolicy string `json:"volumeReclaimPolicy,omitempty"`
+}
+
+// WorkloadSpec is the load the pipeline must carry.
+type WorkloadSpec struct {
+	// messagesPerSecond is the ingest the pipeline must sustain, in records per second.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	MessagesPerSecond int64 `json:"messagesPerSecond"`
+	// messageBytes is the average record size in bytes.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=104857600
+	MessageBytes int64 `json:"messageBytes"`
+	// consumerMessagesPerSecond is the rate consumers read at when catching up, in records per
+	// second; 0 means messagesPerSecond.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000000
+	// +kubebuilder:default=0
+	// +optional
+	ConsumerMessagesPerSecond int64 `json:"consumerMessagesPerSecond,omitempty"`
+	// producers is the number of producer nodes; their links are checked like the brokers'.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +kubebuilder:default=1
+	// +optional
+	Producers int32 `json:"producers,omitempty"`
+}
+
+// NetworkSpec describes each node's network link.
+type NetworkSpec struct {
+	// linkBitsPerSecond is each node's link speed in bits per second (for example 1G or 10G).
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.network.linkBitsPerSecond must be greater than 0"
+	LinkBitsPerSecond resource.Quantity `json:"linkBitsPerSecond"`
+	// efficiencyPercent is the usable share of the link after protocol overhead (1..100).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=90
+	// +optional
+	EfficiencyPercent int32 `json:"efficiencyPercent,omitempty"`
+	// targetUtilizationPercent is the share of the usable link the plan may fill, leaving
+	// headroom for bursts and recovery (1..100).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=80
+	// +optional
+	TargetUtilizationPercent int32 `json:"targetUtilizationPercent,omitempty"`
+}
+
+// Range bounds a count the plan chooses; min == max fixes it.
+// +kubebuilder:validation:XValidation:rule="self.min <= self.max",message="min must be less than or equal to max"
+type Range struct {
+	// min is the smallest count the plan may choose.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	Min int32 `json:"min"`
+	// max is the largest count the plan may choose.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	Max int32 `json:"max"`
+}
+
+// StorageRef places a role's data on a tier.
+type StorageRef struct {
+	// tier names the StorageTier.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Tier string `json:"tier"`
+	// size is the volume size of each replica (each broker or each data node).
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="size must be greater than 0"
+	Size resource.Quantity `json:"size"`
+}
+
+// KafkaSpec configures the Strimzi Kafka cluster.
+// +kubebuilder:validation:XValidation:rule="self.replicationFactor <= self.brokers.max",message="spec.kafka.replicationFactor must not exceed spec.kafka.brokers.max"
+type KafkaSpec struct {
+	// version is the Kafka version Strimzi runs.
+	// +kubebuilder:default="4.1.0"
+	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+$`
+	// +optional
+	Version string `json:"version,omitempty"`
+	// replicationFactor is the topic's replication factor (1..5). min.insync.replicas is set to
+	// replicationFactor-1 (at least 1), so acknowledged writes survive one broker's loss.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5
+	// +kubebuilder:default=3
+	// +optional
+	ReplicationFactor int32 `json:"replicationFactor,omitempty"`
+	// brokers bounds the broker count; the plan picks the smallest that carries the workload.
+	Brokers Range `json:"brokers"`
+	// storage places the brokers' logs on a tier.
+	Storage StorageRef `json:"storage"`
+	// rackTopologyKey is the node label that names failure domains; replicas are spread over it.
+	// +kubebuilder:default="kubernetes.io/hostname"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=316
+	// +optional
+	RackTopologyKey string `json:"rackTopologyKey,omitempty"`
+	// topic is the topic the producers write and the Spark job reads.
+	// +optional
+	Topic TopicSpec `json:"topic,omitempty"`
+}
+
+// TopicSpec configures the pipeline's Kafka topic.
+type TopicSpec struct {
+	// name is the Kafka topic name; empty means the pipeline's name.
+	// +kubebuilder:validation:MaxLength=249
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9._-]*$`
+	// +optional
+	Name string `json:"name,omitempty"`
+	// partitions is the partition count; 0 means auto (at least executors x cores, so that no
+	// executor core sits idle). Partitions only ever grow.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	// +kubebuilder:default=0
+	// +optional
+	Partitions int32 `json:"partitions,omitempty"`
+}
+
+// SparkSpec configures the Spark job.
+type SparkSpec struct {
+	// image is the container image of the Spark job.
+	// +kubebuilder:validation:MinLength=1
+	Image string `json:"image"`
+	// mainApplicationFile is the job's jar or script, e.g. local:///opt/app/job.jar.
+	// +kubebuilder:validation:MinLength=1
+	MainApplicationFile string `json:"mainApplicationFile"`
+	// mainClass is the job's main class (JVM jobs).
+	// +optional
+	MainClass string `json:"mainClass,omitempty"`
+	// sparkVersion is the Spark version of the image.
+	// +kubebuilder:default="4.0.1"
+	// +optional
+	SparkVersion string `json:"sparkVersion,omitempty"`
+	// executors bounds the executor count and sets each executor's cores.
+	Executors ExecutorsSpec `json:"executors"`
+	// messagesPerSecondPerExecutor is the processing capacity of one executor in records per
+	// second (measured; the autoscaler refines it).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	MessagesPerSecondPerExecutor int64 `json:"messagesPerSecondPerExecutor"`
+	// memory is each executor pod's memory budget and its split.
+	Memory MemorySpec `json:"memory"`
+	// shuffle places spill and shuffle data files on tiers.
+	Shuffle ShuffleSpec `json:"shuffle"`
+	// serviceAccountName is the driver's service account; it needs the rights to create executor
+	// pods and their PersistentVolumeClaims.
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// arguments are passed to the main class.
+	// +optional
+	Arguments []string `json:"arguments,omitempty"`
+	// sparkConf holds extra Spark settings. Settings the plan decides (memory, local dirs,
+	// Kafka and Elasticsearch endpoints) win over these.
+	// +optional
+	SparkConf map[string]string `json:"sparkConf,omitempty"`
+}
+
+// ExecutorsSpec bounds the executor count.
+// +kubebuilder:validation:XValidation:rule="self.min <= self.max",message="spec.spark.executors.min must be less than or equal to spec.spark.executors.max"
+type ExecutorsSpec struct {
+	// min is the smallest executor count.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	Min int32 `json:"min"`
+	// max is the largest executor count.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	Max int32 `json:"max"`
+	// cores is each executor's core count; Spark runs one task per core.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=256
+	// +kubebuilder:default=1
+	// +optional
+	Cores int32 `json:"cores,omitempty"`
+}
+
+// MemorySpec is an executor pod's memory budget: heap + off-heap + overhead + page cache.
+// +kubebuilder:validation:XValidation:rule="quantity(string(self.minHeap)).isLessThan(quantity(string(self.budget)))",message="spec.spark.memory.minHeap must be less than spec.spark.memory.budget"
+// +kubebuilder:validation:XValidation:rule="quantity(string(self.budget)).isGreaterThan(quantity('512Mi')) && quantity(string(self.budget)).isLessThan(quantity('4Ti'))",message="spec.spark.memory.budget must be more than 512Mi and less than 4Ti"
+// +kubebuilder:validation:XValidation:rule="!quantity(string(self.budget)).isGreaterThan(quantity('512Mi')) || !quantity(string(self.budget)).isLessThan(quantity('4Ti')) || !quantity(string(self.minHeap)).isLessThan(quantity(string(self.budget))) || ((quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) - ((quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) / 11 > 402653184 ? (quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) / 11 : 402653184)) * (100 - self.offHeapPercent) / 100 >= quantity(string(self.minHeap)).asInteger()",message="spec.spark.memory: pageCachePercent and offHeapPercent leave no room for minHeap in budget after the native overhead"
+type MemorySpec struct {
+	// budget is the executor pod's whole memory: heap + off-heap + overhead + page cache. The
+	// page cache an executor's shuffle files use is charged to its pod, so it must fit here.
+	Budget resource.Quantity `json:"budget"`
+	// offHeapPercent is the share of Spark memory (heap + off-heap) placed off-heap (0..90).
+	// Off-heap memory returns to the OS when freed, so the page cache can grow into it.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=90
+	// +kubebuilder:default=0
+	// +optional
+	OffHeapPercent int32 `json:"offHeapPercent"`
+	// pageCachePercent is the share of the budget kept for the OS page cache (0..80).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=80
+	// +kubebuilder:default=20
+	// +optional
+	PageCachePercent int32 `json:"pageCachePercent"`
+	// minHeap is the smallest heap the job may get.
+	// +kubebuilder:default="1Gi"
+	// +optional
+	MinHeap *resource.Quantity `json:"minHeap,omitempty"`
+}
+
+// ShuffleSpec places Spark's intermediate files on tiers.
+type ShuffleSpec struct {
+	// spillTier holds spill and temp files, which are read and written many times.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	SpillTier string `json:"spillTier"`
+	// spillSize is each executor's spill volume size.
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.spark.shuffle.spillSize must be greater than 0"
+	SpillSize resource.Quantity `json:"spillSize"`
+	// dataTier holds final shuffle data files, written once and read a few times; empty means
+	// spillTier.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	DataTier string `json:"dataTier,omitempty"`
+	// dataSize is each executor's shuffle data volume size; empty means spillSize.
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.spark.shuffle.dataSize must be greater than 0"
+	// +optional
+	DataSize *resource.Quantity `json:"dataSize,omitempty"`
+}
+
+// ElasticsearchSpec configures the ECK Elasticsearch cluster.
+type ElasticsearchSpec struct {
+	// version is the Elasticsearch version ECK runs.
+	// +kubebuilder:default="8.19.0"
+	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+$`
+	// +optional
+	Version string `json:"version,omitempty"`
+	// dataNodes bounds the data node count; the plan picks enough for the indexing rate.
+	DataNodes Range `json:"dataNodes"`
+	// masterNodes is the number of dedicated master nodes (odd, so that a quorum exists).
+	// +kubebuilder:validation:Enum=1;3;5
+	// +kubebuilder:default=3
+	// +optional
+	MasterNodes int32 `json:"masterNodes,omitempty"`
+	// messagesPerSecondPerNode is the indexing capacity of one data node in records per second.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	MessagesPerSecondPerNode int64 `json:"messagesPerSecondPerNode"`
+	// storage places the data nodes' indices on a tier.
+	Storage StorageRef `json:"storage"`
+	// shards is the index's primary shard count; 0 means auto (= data nodes).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1024
+	// +kubebuilder:default=0
+	// +optional
+	Shards int32 `json:"shards,omitempty"`
+}
+
+// AutoscalingSpec configures the metric-driven autoscaler.
+// +kubebuilder:validation:XValidation:rule="!self.enabled || (has(self.prometheusURL) && size(self.prometheusURL) > 0)",message="spec.autoscaling.prometheusURL is required when autoscaling is enabled"
+type AutoscalingSpec struct {
+	// enabled turns the autoscaler on.
+	// +kubebuilder:default=false
+	// +optional
+	Enabled bool `json:"enabled"`
+	// prometheusURL is the Prometheus HTTP API the autoscaler queries.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self == '' || (isURL(self) && (url(self).getScheme() == 'http' || url(self).getScheme() == 'https'))",message="spec.autoscaling.prometheusURL must be an http or https URL"
+	// +optional
+	PrometheusURL string `json:"prometheusURL,omitempty"`
+	// intervalSeconds is how often metrics are read and a decision is made.
+	// +kubebuilder:validation:Minimum=5
+	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:default=30
+	// +optional
+	IntervalSeconds int32 `json:"intervalSeconds,omitempty"`
+	// scaleDownStabilizationSeconds is how long a lower recommendation must hold before the
+	// autoscaler scales down (Kubernetes' HPA waits 300 s).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	// +kubebuilder:default=300
+	// +optional
+	ScaleDownStabilizationSeconds int32 `json:"scaleDownStabilizationSeconds,omitempty"`
+}
+
+// AnalyticsPipelineStatus is what the operator planned and observed.
+type AnalyticsPipelineStatus struct {
+	// observedGeneration is the generation the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// conditions: Ready, PlanValid, StorageReady, KafkaReady, SparkReady, ElasticsearchReady,
+	// Autoscaling.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// plan is the plan the operator applies; `strata plan -o json` prints the same object.
+	// +optional
+	Plan *Plan `json:"plan,omitempty"`
+}
+
+// AnalyticsPipeline is a Kafka → Spark → Elasticsearch pipeline on tiered storage, sized by the
+// operator from its workload.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=apl,categories=strata
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 40",message="metadata.name must be at most 40 characters: child objects and their pods add suffixes"
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Brokers",type=integer,JSONPath=`.status.plan.brokers`
+// +kubebuilder:printcolumn:name="Executors",type=integer,JSONPath=`.status.plan.executors`
+// +kubebuilder:printcolumn:name="Bottleneck",type=string,JSONPath=`.status.plan.bottleneck`
+// +kubebuilder:printcolumn:name="Monthly-Cost",type=string,JSONPath=`.status.plan.monthlyStorageCost`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type AnalyticsPipeline struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   AnalyticsPipelineSpec   `json:"spec"`
+	Status AnalyticsPipelineStatus `json:"status,omitempty"`
+}
+
+// AnalyticsPipelineList is a list of AnalyticsPipelines.
+// +kubebuilder:object:root=true
+type AnalyticsPipelineList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []AnalyticsPipeline `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&AnalyticsPipeline{}, &AnalyticsPipelineList{})
+}

@@ -1,0 +1,4 @@
+// Package v1alpha1 is Strata's API contract (../shared/API.md): the two custom resources, their
+// admission validation as OpenAPI bounds and CEL rules, printer columns, and the typed plan the
+// operator writes into status. Field names here are fixed: samples, docs and scripts rely on them.
+package v1alpha1

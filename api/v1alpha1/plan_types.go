@@ -1,0 +1,137 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Stage names: the parts of a pipeline that can limit its throughput.
+const (
+	StageKafkaBrokerNetwork    = "KafkaBrokerNetwork"
+	StageKafkaDisk             = "KafkaDisk"
+	StageProducerNetwork       = "ProducerNetwork"
+	StageSparkProcessing       = "SparkProcessing"
+	StageSparkNetwork          = "SparkNetwork"
+	StageElasticsearchIndexing = "ElasticsearchIndexing"
+	// BottleneckNone: every stage carries the workload within the target utilisation.
+	BottleneckNone = "None"
+)
+
+// Storage roles: the kinds of data a pipeline places on tiers.
+const (
+	RoleKafkaLog          = "KafkaLog"
+	RoleSparkSpill        = "SparkSpill"
+	RoleSparkShuffleData  = "SparkShuffleData"
+	RoleElasticsearchData = "ElasticsearchData"
+)
+
+// Plan is every figure the operator decided for a pipeline. `strata plan -o json` prints it.
+// Byte rates are integers in bytes per second; money is a decimal string with two places.
+type Plan struct {
+	// brokers is the planned Kafka broker count.
+	Brokers int32 `json:"brokers"`
+	// replicationFactor is the topic's replication factor.
+	ReplicationFactor int32 `json:"replicationFactor"`
+	// minInSyncReplicas is the topic's min.insync.replicas.
+	MinInSyncReplicas int32 `json:"minInSyncReplicas"`
+	// partitions is the planned partition count of the topic.
+	Partitions int32 `json:"partitions"`
+	// executors is the planned Spark executor count.
+	Executors int32 `json:"executors"`
+	// executorCores is each executor's core count.
+	ExecutorCores int32 `json:"executorCores"`
+	// elasticsearchDataNodes is the planned Elasticsearch data node count.
+	ElasticsearchDataNodes int32 `json:"elasticsearchDataNodes"`
+	// shards is the planned primary shard count of the index.
+	Shards int32 `json:"shards"`
+
+	// ingestBytesPerSecond is the workload's ingest in bytes per second.
+	IngestBytesPerSecond int64 `json:"ingestBytesPerSecond"`
+	// linkUsableBytesPerSecond is one link's usable rate: bits ÷ 8 × efficiency.
+	LinkUsableBytesPerSecond int64 `json:"linkUsableBytesPerSecond"`
+	// linkPlannedBytesPerSecond is the usable rate times the target utilisation: what the plan
+	// lets one link carry.
+	LinkPlannedBytesPerSecond int64 `json:"linkPlannedBytesPerSecond"`
+	// brokerReceiveBytesPerSecond is what one broker receives: from producers and from the
+	// leaders it follows.
+	BrokerReceiveBytesPerSecond int64 `json:"brokerReceiveBytesPerSecond"`
+	// brokerSendBytesPerSecond is what one broker sends: to consumers and to its followers.
+	BrokerSendBytesPerSecond int64 `json:"brokerSendBytesPerSecond"`
+	// brokerDiskWriteBytesPerSecond is what one broker writes to its log volume.
+	BrokerDiskWriteBytesPerSecond int64 `json:"brokerDiskWriteBytesPerSecond"`
+	// producerSendBytesPerSecond is what one producer node sends.
+	ProducerSendBytesPerSecond int64 `json:"producerSendBytesPerSecond"`
+	// executorReceiveBytesPerSecond is what one executor reads from Kafka.
+	ExecutorReceiveBytesPerSecond int64 `json:"executorReceiveBytesPerSecond"`
+
+	// stages is every stage's capacity at 100 % of its usable resources.
+	// +listType=map
+	// +listMapKey=name
+	Stages []StageCapacity `json:"stages"`
+	// maxMessagesPerSecond is the smallest stage capacity: what the pipeline can carry.
+	MaxMessagesPerSecond int64 `json:"maxMessagesPerSecond"`
+	// bottleneck names the stage with the smallest capacity when some stage cannot carry the
+	// workload within the target utilisation, else None.
+	Bottleneck string `json:"bottleneck"`
+	// unsatisfied says why the workload cannot be carried within the spec's bounds; empty when
+	// it can.
+	// +optional
+	Unsatisfied string `json:"unsatisfied,omitempty"`
+
+	// executorMemory is the split of each executor pod's memory budget.
+	ExecutorMemory ExecutorMemory `json:"executorMemory"`
+
+	// storage is each role's placement, size and monthly cost.
+	// +listType=map
+	// +listMapKey=role
+	Storage []StoragePlacement `json:"storage"`
+	// monthlyStorageCost is the total monthly storage cost of the placement.
+	MonthlyStorageCost string `json:"monthlyStorageCost"`
+	// singleTierMonthlyStorageCost is what the same storage costs with every role on the
+	// fastest tier the pipeline names, so the saving of the placement is visible.
+	SingleTierMonthlyStorageCost string `json:"singleTierMonthlyStorageCost"`
+}
+
+// StageCapacity is what one stage can carry.
+type StageCapacity struct {
+	// name is the stage: KafkaBrokerNetwork, KafkaDisk, ProducerNetwork, SparkProcessing,
+	// SparkNetwork or ElasticsearchIndexing.
+	Name string `json:"name"`
+	// maxMessagesPerSecond is the stage's capacity in records per second at 100 % of its usable
+	// resources.
+	MaxMessagesPerSecond int64 `json:"maxMessagesPerSecond"`
+}
+
+// ExecutorMemory splits an executor pod's budget: heap + offHeap + overhead + pageCache = pod.
+type ExecutorMemory struct {
+	// heap is the JVM heap (spark.executor.memory, -Xmx).
+	Heap resource.Quantity `json:"heap"`
+	// offHeap is Spark's off-heap memory (spark.memory.offHeap.size).
+	OffHeap resource.Quantity `json:"offHeap"`
+	// overhead is native memory outside heap and off-heap: metaspace, threads, buffers.
+	Overhead resource.Quantity `json:"overhead"`
+	// pageCache is the reserve for the OS page cache, which is charged to the pod.
+	PageCache resource.Quantity `json:"pageCache"`
+	// pod is the executor pod's memory limit: the budget.
+	Pod resource.Quantity `json:"pod"`
+	// sparkConf holds the Spark settings that realise the split.
+	SparkConf map[string]string `json:"sparkConf"`
+	// javaOptions are the executor JVM options that let the heap shrink and give memory back
+	// to the OS, so the page cache can use it.
+	JavaOptions string `json:"javaOptions"`
+}
+
+// StoragePlacement is one role's data on one tier.
+type StoragePlacement struct {
+	// role is KafkaLog, SparkSpill, SparkShuffleData or ElasticsearchData.
+	Role string `json:"role"`
+	// tier names the StorageTier.
+	Tier string `json:"tier"`
+	// storageClassName is the tier's StorageClass.
+	StorageClassName string `json:"storageClassName"`
+	// sizePerReplica is the volume size of each replica.
+	SizePerReplica resource.Quantity `json:"sizePerReplica"`
+	// replicas is the number of volumes (brokers, executors or data nodes).
+	Replicas int32 `json:"replicas"`
+	// monthlyCost is sizePerReplica × replicas × the tier's price.
+	MonthlyCost string `json:"monthlyCost"`
+}

@@ -1,0 +1,132 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Medium is the kind of device behind a storage tier.
+// +kubebuilder:validation:Enum=NVMe;SSD;HDD
+type Medium string
+
+const (
+	MediumNVMe Medium = "NVMe"
+	MediumSSD  Medium = "SSD"
+	MediumHDD  Medium = "HDD"
+)
+
+// StorageTierSpec describes a class of storage: its medium, speed and price, and, for local
+// storage, where its volumes are.
+// +kubebuilder:validation:XValidation:rule="!has(self.local) || self.local.paths.all(p, p.startsWith('/'))",message="spec.local.paths: every path must be absolute"
+type StorageTierSpec struct {
+	// medium is the kind of device: NVMe, SSD or HDD. The planner puts random-access data
+	// (spill files, Kafka logs, hot indices) on the fastest medium a pipeline names.
+	Medium Medium `json:"medium"`
+
+	// storageClassName names the StorageClass volumes of this tier use. For a local tier the
+	// operator creates and owns that StorageClass; otherwise it must already exist.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	StorageClassName string `json:"storageClassName"`
+
+	// readBytesPerSecond is the sustained sequential read bandwidth of one volume, in bytes per
+	// second (for example 800M).
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.readBytesPerSecond must be greater than 0"
+	ReadBytesPerSecond resource.Quantity `json:"readBytesPerSecond"`
+
+	// writeBytesPerSecond is the sustained sequential write bandwidth of one volume, in bytes per
+	// second. The planner checks each Kafka broker's disk write rate against it.
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.writeBytesPerSecond must be greater than 0"
+	WriteBytesPerSecond resource.Quantity `json:"writeBytesPerSecond"`
+
+	// monthlyPricePerGiB is the price of one GiB for a month, as a decimal string in currency
+	// units (for example "0.216"). Strings, not floats, so that money is never rounded.
+	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$`
+	MonthlyPricePerGiB string `json:"monthlyPricePerGiB"`
+
+	// local, when present, makes this a local tier: the operator owns the StorageClass
+	// (kubernetes.io/no-provisioner, WaitForFirstConsumer, reclaim Retain) and one local
+	// PersistentVolume per matching node and path. When absent, storageClassName names an
+	// existing dynamic StorageClass and the operator creates no volumes.
+	// +optional
+	Local *LocalStorage `json:"local,omitempty"`
+}
+
+// LocalStorage says where a local tier's disks are mounted.
+type LocalStorage struct {
+	// nodeSelector selects the nodes that have this tier's disks mounted at every path.
+	NodeSelector metav1.LabelSelector `json:"nodeSelector"`
+
+	// paths are the mount points of the tier's disks on each selected node; each becomes one
+	// PersistentVolume per node.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=2
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +listType=set
+	Paths []string `json:"paths"`
+
+	// capacityPerPath is the capacity of the disk at each path.
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.local.capacityPerPath must be greater than 0"
+	CapacityPerPath resource.Quantity `json:"capacityPerPath"`
+}
+
+// StorageTierStatus reports the volumes the operator manages for a tier.
+type StorageTierStatus struct {
+	// observedGeneration is the generation the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready is True when the tier's StorageClass exists and, for a local tier,
+	// every matching node and path has its PersistentVolume.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// persistentVolumes is the number of local PersistentVolumes the operator manages for this tier.
+	// +optional
+	PersistentVolumes int32 `json:"persistentVolumes,omitempty"`
+
+	// capacity is the total capacity of those PersistentVolumes.
+	// +optional
+	Capacity *resource.Quantity `json:"capacity,omitempty"`
+
+	// retainedPersistentVolumes names Bound volumes whose node or path left the tier: the
+	// operator never deletes a Bound volume and reports it here instead.
+	// +optional
+	// +listType=set
+	RetainedPersistentVolumes []string `json:"retainedPersistentVolumes,omitempty"`
+}
+
+// StorageTier is a class of storage (local NVMe, SSD, HDD ...) with its speed and price, which
+// AnalyticsPipelines place their data on.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=st,categories=strata
+// +kubebuilder:printcolumn:name="Medium",type=string,JSONPath=`.spec.medium`
+// +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.spec.storageClassName`
+// +kubebuilder:printcolumn:name="Price",type=string,JSONPath=`.spec.monthlyPricePerGiB`
+// +kubebuilder:printcolumn:name="Capacity",type=string,JSONPath=`.status.capacity`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type StorageTier struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   StorageTierSpec   `json:"spec"`
+	Status StorageTierStatus `json:"status,omitempty"`
+}
+
+// StorageTierList is a list of StorageTiers.
+// +kubebuilder:object:root=true
+type StorageTierList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []StorageTier `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&StorageTier{}, &StorageTierList{})
+}

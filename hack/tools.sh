@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Builds the project's tools from the Go module proxy into bin/, one folder per tool and version,
+# so that a second run finds them and takes seconds. Nothing is downloaded but Go modules: the
+# machines Strata is developed and tested on reach no other host, and users with the internet
+# get the same pinned binaries the same way.
+#
+#   hack/tools.sh path NAME   build NAME if needed and print its path
+#                             NAME: kube-apiserver etcd controller-gen helm prometheus promtool
+#   hack/tools.sh envtest     print a directory holding kube-apiserver and etcd for envtest:
+#                             $KUBEBUILDER_ASSETS when set, else the pinned builds
+#   hack/tools.sh all         build every tool
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck disable=SC1091
+source <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$root/hack/versions.env")
+bin="$root/bin"
+build="$bin/.build"
+
+say() { printf '[tools] %s\n' "$*" >&2; }
+
+# progress reads `go build -v` output (one package per line) and prints a line every 100
+# packages, so a first build of several minutes does not look hung.
+progress() {
+  local what=$1 n=0 line
+  while IFS= read -r line; do
+    case $line in
+      *"#"*|*error*|*cannot*|*undefined*) printf '%s\n' "$line" >&2 ;;
+    esac
+    n=$((n + 1))
+    if ((n % 100 == 0)); then say "$what: $n packages compiled"; fi
+  done
+  say "$what: $n packages compiled, linking done"
+}
+
+gobuild() { # gobuild WHAT OUT [go build args...]
+  local what=$1 out=$2
+  shift 2
+  set -o pipefail
+  go build -v -o "$out.tmp" "$@" 2>&1 | progress "$what"
+  mv "$out.tmp" "$out"
+}
+
+# wrapper DIR MODULE: an empty module in DIR to build a tool inside.
+wrapper() {
+  rm -rf "$1"
+  mkdir -p "$1"
+  (cd "$1" && go mod init "$2" >/dev/null 2>&1)
+}
+
+build_kube_apiserver() {
+  local out=$1 dir="$build/kube-apiserver-$KUBERNETES_VERSION"
+  local minor staging gomod
+  say "building kube-apiserver $KUBERNETES_VERSION from the Go module proxy (a first build takes minutes)"
+  wrapper "$dir" strata.local/kube-apiserver
+  cd "$dir"
+  # k8s.io/kubernetes points its k8s.io/* staging modules at ./staging; the wrapper points them
+  # at the published modules of the same release, read off the release's own go.mod.
+  gomod=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
+  staging="v0.${KUBERNETES_VERSION#v1.}"
+  grep -oE '^\s*k8s\.io/[a-z0-9-]+ => \./staging' "$gomod" | awk '{print $1}' | while read -r m; do
+    go mod edit -replace "$m=$m@$staging"
+  done
+  go mod edit -require "k8s.io/kubernetes@$KUBERNETES_VERSION"
+  say "resolving kube-apiserver's dependencies"
+  go get "k8s.io/kubernetes/cmd/kube-apiserver@$KUBERNETES_VERSION" 2>&1 | grep -v '^go: ' >&2 || true
+  minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
+  local ld="" pkg
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ld="$ld -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  gobuild kube-apiserver "$out" -trimpath -ldflags "-s -w $ld" k8s.io/kubernetes/cmd/kube-apiserver
+  cd "$root"
+}
+
+build_etcd() {
+  local out=$1 dir="$build/etcd-$ETCD_VERSION"
+  say "building etcd $ETCD_VERSION"
+  wrapper "$dir" strata.local/etcd
+  cat >"$dir/main.go" <<'EOF'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+EOF
+  (cd "$dir" && go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" 2>/dev/null && go mod tidy >/dev/null 2>&1 &&
+    gobuild etcd "$out" -trimpath -ldflags "-s -w" .)
+}
+
+build_prometheus() { # build_prometheus OUT CMD
+  local out=$1 cmd=$2 dir="$build/prometheus-$PROMETHEUS_VERSION"
+  say "building $cmd $PROMETHEUS_VERSION"
+  if [ ! -f "$dir/go.sum" ]; then
+    wrapper "$dir" strata.local/prometheus
+    (cd "$dir" && go mod edit -require "github.com/prometheus/prometheus@$PROMETHEUS_VERSION" &&
+      go get "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_VERSION" \
+        "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION" 2>/dev/null)
+  fi
+  (cd "$dir" && gobuild "$cmd" "$out" -trimpath -ldflags "-s -w" "github.com/prometheus/prometheus/cmd/$cmd")
+}
+
+# go_install OUT PKG@VERSION: for tools whose own module builds as it is.
+go_install() {
+  local out=$1 pkg=$2 tmp
+  say "building ${pkg##*/}"
+  tmp=$(mktemp -d)
+  GOBIN="$tmp" go install -trimpath -ldflags "-s -w" "$pkg"
+  mv "$tmp"/* "$out"
+  rmdir "$tmp"
+}
+
+tool_path() {
+  local name=$1 version
+  case $name in
+    kube-apiserver) version=$KUBERNETES_VERSION ;;
+    etcd) version=$ETCD_VERSION ;;
+    controller-gen) version=$CONTROLLER_TOOLS_VERSION ;;
+    helm) version=$HELM_VERSION ;;
+    prometheus | promtool) version=$PROMETHEUS_VERSION ;;
+    *) say "unknown tool $name"; exit 2 ;;
+  esac
+  local out="$bin/$name-$version/$name"
+  if [ ! -x "$out" ]; then
+    mkdir -p "$(dirname "$out")"
+    case $name in
+      kube-apiserver) build_kube_apiserver "$out" ;;
+      etcd) build_etcd "$out" ;;
+      controller-gen) go_install "$out" "sigs.k8s.io/controller-tools/cmd/controller-gen@$version" ;;
+      helm) go_install "$out" "helm.sh/helm/v3/cmd/helm@$version" ;;
+      prometheus | promtool) build_prometheus "$out" "$name" ;;
+    esac
+  fi
+  echo "$out"
+}
+
+envtest_dir() {
+  if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
+    echo "$KUBEBUILDER_ASSETS"
+    return
+  fi
+  local dir="$bin/k8s/$KUBERNETES_VERSION-etcd-$ETCD_VERSION" api etcd
+  api=$(tool_path kube-apiserver)
+  etcd=$(tool_path etcd)
+  mkdir -p "$dir"
+  ln -sf "$api" "$dir/kube-apiserver"
+  ln -sf "$etcd" "$dir/etcd"
+  echo "$dir"
+}
+
+case ${1:-} in
+  path) tool_path "${2:?tool name}" ;;
+  envtest) envtest_dir ;;
+  all) for t in kube-apiserver etcd controller-gen helm prometheus promtool; do tool_path "$t" >/dev/null; done ;;
+  *) sed -n '2,12p' "$0" >&2; exit 2 ;;
+esac
