@@ -25,7 +25,7 @@ progress() {
   local what=$1 n=0 line
   while IFS= read -r line; do
     case $line in
-      *"#"*|*error*|*cannot*|*undefined*) printf '%s\n' "$line" >&2 ;;
+      "#"*|*.go:[0-9]*) printf '%s\n' "$line" >&2 ;;
     esac
     n=$((n + 1))
     if ((n % 100 == 0)); then say "$what: $n packages compiled"; fi

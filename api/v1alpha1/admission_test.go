@@ -1,0 +1,165 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/controlplane"
+)
+
+var (
+	k8s client.Client
+	ns  string
+)
+
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	env, err := controlplane.Start(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := func() int {
+		defer env.Stop()
+		scheme := runtime.NewScheme()
+		_ = clientgoscheme.AddToScheme(scheme)
+		_ = apiextensionsv1.AddToScheme(scheme)
+		_ = v1alpha1.AddToScheme(scheme)
+		c, err := client.New(env.Config, client.Options{Scheme: scheme})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		// Strict: a misspelt field is an error, as with `kubectl apply`'s default.
+		k8s = client.WithFieldValidation(c, "Strict")
+		if ns, err = controlplane.NewNamespace(ctx, c, "admission"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// TestCRDsInstall checks that Strata's CRDs and every upstream CRD the operator writes are
+// installed and established in the control plane.
+func TestCRDsInstall(t *testing.T) {
+	for _, name := range controlplane.CRDNames {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Name: name}, crd); err != nil {
+			t.Errorf("CRD %s: %v", name, err)
+			continue
+		}
+		established := false
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				established = true
+			}
+		}
+		if !established {
+			t.Errorf("CRD %s is not established", name)
+		}
+	}
+}
+
+// TestSamplesAccepted creates every sample for real and checks that defaults were applied.
+func TestSamplesAccepted(t *testing.T) {
+	ctx := context.Background()
+	objs, err := controlplane.Samples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) < 3 {
+		t.Fatalf("want at least a pipeline and two tiers in config/samples, got %d objects", len(objs))
+	}
+	for _, o := range objs {
+		o.SetNamespace(namespaceFor(o))
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Errorf("sample %s %s rejected: %v", o.GetKind(), o.GetName(), err)
+		}
+	}
+	p := &v1alpha1.AnalyticsPipeline{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sensors"}, p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Spec.VolumeReclaimPolicy != "Retain" || p.Spec.Elasticsearch.MasterNodes != 3 || p.Spec.Workload.ConsumerMessagesPerSecond != 0 {
+		t.Errorf("defaults not applied: volumeReclaimPolicy=%q masterNodes=%d", p.Spec.VolumeReclaimPolicy, p.Spec.Elasticsearch.MasterNodes)
+	}
+}
+
+// TestDefaults creates a pipeline with only the required fields and checks API.md's defaults.
+func TestDefaults(t *testing.T) {
+	u := pipeline(t)
+	for _, path := range [][]string{
+		{"spec", "workload", "producers"}, {"spec", "network", "efficiencyPercent"},
+		{"spec", "network", "targetUtilizationPercent"}, {"spec", "kafka", "rackTopologyKey"},
+		{"spec", "kafka", "topic"}, {"spec", "elasticsearch", "shards"}, {"spec", "autoscaling"},
+	} {
+		unstructured.RemoveNestedField(u.Object, path...)
+	}
+	u.SetName("defaults")
+	if err := k8s.Create(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	p := &v1alpha1.AnalyticsPipeline{}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(u), p); err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprintf("producers=%d efficiency=%d target=%d rack=%s partitions=%d shards=%d",
+		p.Spec.Workload.Producers, p.Spec.Network.EfficiencyPercent, p.Spec.Network.TargetUtilizationPercent,
+		p.Spec.Kafka.RackTopologyKey, p.Spec.Kafka.Topic.Partitions, p.Spec.Elasticsearch.Shards)
+	want := "producers=1 efficiency=90 target=80 rack=kubernetes.io/hostname partitions=0 shards=0"
+	if got != want {
+		t.Errorf("defaults:\n got %s\nwant %s", got, want)
+	}
+}
+
+func namespaceFor(o *unstructured.Unstructured) string {
+	if o.GetKind() == "StorageTier" {
+		return ""
+	}
+	return ns
+}
+
+// sample returns a fresh copy of the sample object of the given kind and name.
+func sample(t *testing.T, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	objs, err := controlplane.Samples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			o.SetNamespace(namespaceFor(o))
+			return o
+		}
+	}
+	t.Fatalf("no sample %s %s", kind, name)
+	return nil
+}
+
+func pipeline(t *testing.T) *unstructured.Unstructured {
+	return sample(t, "AnalyticsPipeline", "sensors")
+}
+
+// set sets a field given as a dotted path; a nil value removes it.
+func set(u *unstructured.Unstructured, path string, value any) {
+	fields := strings.Split(path, ".")
+	if value == nil {
+		unstructured.RemoveNestedField(u.Object, fields...)
+		return
+	}
+	if err := unstructured.SetNestedField(u.Object, runtime.DeepCopyJSONValue(value), fields...); err != nil {
+		panic(err)
+	}
+}

@@ -1,0 +1,39 @@
+package v1alpha1
+
+// Condition types the operator sets. Each is documented in the README with its reasons.
+const (
+	// ConditionReady: the pipeline's plan is valid and every child reports ready; for a tier,
+	// its StorageClass and volumes exist.
+	ConditionReady = "Ready"
+	// ConditionPlanValid: the spec could be planned (False names the field that stops it).
+	ConditionPlanValid = "PlanValid"
+	// ConditionStorageReady: every StorageTier the pipeline names exists and is Ready.
+	ConditionStorageReady = "StorageReady"
+	// ConditionKafkaReady: Strimzi reports the Kafka cluster, its pools and the topic ready.
+	ConditionKafkaReady = "KafkaReady"
+	// ConditionSparkReady: the Spark operator reports the application running.
+	ConditionSparkReady = "SparkReady"
+	// ConditionElasticsearchReady: ECK reports the Elasticsearch cluster green or ready.
+	ConditionElasticsearchReady = "ElasticsearchReady"
+	// ConditionAutoscaling: the autoscaler has fresh metrics and may act.
+	ConditionAutoscaling = "Autoscaling"
+)
+
+// Condition reasons shared by several conditions.
+const (
+	// ReasonUpstreamCRDMissing: the operator that owns a child kind (Strimzi, the Spark
+	// operator, ECK) is not installed; the pipeline waits and recovers when its CRD appears.
+	ReasonUpstreamCRDMissing = "UpstreamCRDMissing"
+	// ReasonTierNotFound: the spec names a StorageTier that does not exist.
+	ReasonTierNotFound = "TierNotFound"
+	// ReasonStorageClassNotFound: a dynamic tier's StorageClass does not exist.
+	ReasonStorageClassNotFound = "StorageClassNotFound"
+	// ReasonInvalidSpec: the spec cannot be planned; the message names the field.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonPlanned: the spec was planned.
+	ReasonPlanned = "Planned"
+	// ReasonProgressing: children exist but are not ready yet.
+	ReasonProgressing = "Progressing"
+	// ReasonAvailable: the object is ready.
+	ReasonAvailable = "Available"
+)

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/controlplane"
+)
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestManagerStarts runs the real manager against a control plane: it becomes ready, guards its
+// metrics endpoint, and sets conditions on the sample pipeline.
+func TestManagerStarts(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env, err := controlplane.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+
+	o := options{metricsAddr: freePort(t), probeAddr: freePort(t), secureMetrics: true, leaderElect: true, leaderNamespace: "default"}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, env.Config, o) }()
+
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = v1alpha1.AddToScheme(scheme)
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := controlplane.NewNamespace(ctx, c, "manager")
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := controlplane.Samples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range samples {
+		if s.GetKind() == "AnalyticsPipeline" {
+			s.SetNamespace(ns)
+		}
+		if err := c.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	eventually(t, done, "the manager to be ready", func() error {
+		resp, err := http.Get("http://" + o.probeAddr + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	})
+	eventually(t, done, "the sample pipeline's conditions", func() error {
+		p := &v1alpha1.AnalyticsPipeline{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sensors"}, p); err != nil {
+			return err
+		}
+		cond := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady)
+		if cond == nil || p.Status.ObservedGeneration != p.Generation {
+			return fmt.Errorf("no Ready condition for generation %d yet: %+v", p.Generation, p.Status)
+		}
+		return nil
+	})
+
+	// Metrics are served over TLS and refuse a caller the API server does not know.
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed test cert
+	eventually(t, done, "metrics to refuse an anonymous caller", func() error {
+		resp, err := insecure.Get("https://" + o.metricsAddr + "/metrics")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+			return fmt.Errorf("anonymous /metrics: %s, want 401 or 403", resp.Status)
+		}
+		return nil
+	})
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("manager stopped with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("manager did not stop within 30s of cancellation")
+	}
+}
+
+// eventually polls f until it succeeds, failing the test after a minute or when the manager exits.
+func eventually(t *testing.T, done <-chan error, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			t.Fatalf("manager exited while waiting for %s: %v", what, err)
+		default:
+		}
+		if last = f(); last == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s: %v", what, last)
+}
+

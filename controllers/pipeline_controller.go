@@ -1,0 +1,219 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// PipelineReconciler turns an AnalyticsPipeline and its StorageTiers into a plan and the
+// upstream objects that realise it.
+type PipelineReconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	// Mapper tells which upstream kinds the API server serves.
+	Mapper meta.RESTMapper
+}
+
+// +kubebuilder:rbac:groups=strata.dev,resources=analyticspipelines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=strata.dev,resources=analyticspipelines/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=strata.dev,resources=storagetiers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile reads like its steps: observe the inputs, decide the status, write it once.
+func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	p := &v1alpha1.AnalyticsPipeline{}
+	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := p.DeepCopy()
+
+	missing, err := missingKinds(r.Mapper)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	tiers, absent, err := r.tiers(ctx, p)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	conds := conditions{list: &p.Status.Conditions, generation: p.Generation}
+	setStorageCondition(conds, tiers, absent)
+	for _, c := range []string{v1alpha1.ConditionKafkaReady, v1alpha1.ConditionSparkReady, v1alpha1.ConditionElasticsearchReady} {
+		if msg := missingMessage(missing, c); msg != "" {
+			conds.set(c, metav1.ConditionFalse, v1alpha1.ReasonUpstreamCRDMissing, msg)
+			continue
+		}
+		conds.set(c, metav1.ConditionUnknown, v1alpha1.ReasonProgressing, "waiting for the children to be created")
+	}
+	setReadyCondition(conds)
+	p.Status.ObservedGeneration = p.Generation
+
+	if len(missing) > 0 && !meta.IsStatusConditionFalse(before.Status.Conditions, v1alpha1.ConditionKafkaReady) {
+		log.FromContext(ctx).Info("upstream CRDs missing; waiting for them", "missing", kindNames(missing))
+	}
+	announceTransitions(r.Recorder, p, before.Status.Conditions, p.Status.Conditions)
+	return ctrl.Result{}, patchStatus(ctx, r.Client, p, before, before.Status, p.Status)
+}
+
+// tiers returns the StorageTiers the pipeline names, by name, and the names that do not exist.
+func (r *PipelineReconciler) tiers(ctx context.Context, p *v1alpha1.AnalyticsPipeline) (map[string]*v1alpha1.StorageTier, []string, error) {
+	found := map[string]*v1alpha1.StorageTier{}
+	var absent []string
+	for _, name := range tierNames(p) {
+		t := &v1alpha1.StorageTier{}
+		err := r.Client.Get(ctx, client.ObjectKey{Name: name}, t)
+		switch {
+		case apierrors.IsNotFound(err):
+			absent = append(absent, name)
+		case err != nil:
+			return nil, nil, err
+		default:
+			found[name] = t
+		}
+	}
+	return found, absent, nil
+}
+
+// tierNames lists the distinct tiers a pipeline names, sorted.
+func tierNames(p *v1alpha1.AnalyticsPipeline) []string {
+	set := map[string]bool{}
+	for _, n := range []string{p.Spec.Kafka.Storage.Tier, p.Spec.Spark.Shuffle.SpillTier,
+		p.Spec.Spark.Shuffle.DataTier, p.Spec.Elasticsearch.Storage.Tier} {
+		if n != "" {
+			set[n] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func setStorageCondition(conds conditions, tiers map[string]*v1alpha1.StorageTier, absent []string) {
+	if len(absent) > 0 {
+		conds.set(v1alpha1.ConditionStorageReady, metav1.ConditionFalse, v1alpha1.ReasonTierNotFound,
+			fmt.Sprintf("StorageTier %s not found", strings.Join(quoteAll(absent), ", ")))
+		return
+	}
+	var notReady []string
+	for name, t := range tiers {
+		if !meta.IsStatusConditionTrue(t.Status.Conditions, v1alpha1.ConditionReady) {
+			notReady = append(notReady, name)
+		}
+	}
+	sort.Strings(notReady)
+	if len(notReady) > 0 {
+		conds.set(v1alpha1.ConditionStorageReady, metav1.ConditionFalse, v1alpha1.ReasonProgressing,
+			fmt.Sprintf("StorageTier %s not Ready", strings.Join(quoteAll(notReady), ", ")))
+		return
+	}
+	conds.set(v1alpha1.ConditionStorageReady, metav1.ConditionTrue, v1alpha1.ReasonAvailable, "every StorageTier is Ready")
+}
+
+// setReadyCondition sums the other conditions up: Ready is True only when all of them are.
+func setReadyCondition(conds conditions) {
+	for _, c := range []string{v1alpha1.ConditionPlanValid, v1alpha1.ConditionStorageReady,
+		v1alpha1.ConditionKafkaReady, v1alpha1.ConditionSparkReady, v1alpha1.ConditionElasticsearchReady} {
+		cond := meta.FindStatusCondition(*conds.list, c)
+		if cond == nil || cond.Status != metav1.ConditionTrue {
+			reason, msg := v1alpha1.ReasonProgressing, c+" is not yet known"
+			if cond != nil {
+				reason, msg = cond.Reason, c+": "+cond.Message
+			}
+			conds.set(v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
+			return
+		}
+	}
+	conds.set(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonAvailable, "the pipeline runs as planned")
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = fmt.Sprintf("%q", n)
+	}
+	return out
+}
+
+func kindNames(kinds []UpstreamKind) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.GVK.String()
+	}
+	return out
+}
+
+// SetupWithManager watches pipelines, the tiers they name, and the upstream CRDs, so that a tier
+// or an operator installed later brings a waiting pipeline forward.
+func (r *PipelineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.AnalyticsPipeline{}, tierIndex, indexTiers); err != nil {
+		return err
+	}
+	upstream := upstreamCRDNames()
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("analyticspipeline").
+		For(&v1alpha1.AnalyticsPipeline{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&v1alpha1.StorageTier{}, handler.EnqueueRequestsFromMapFunc(r.pipelinesNaming)).
+		Watches(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.allPipelines),
+			builder.OnlyMetadata, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+				return upstream[o.GetName()]
+			}))).
+		Complete(r)
+}
+
+// tierIndex indexes pipelines by the tiers they name, so a tier event finds its pipelines
+// without listing all of them.
+const tierIndex = "strata.dev/tiers"
+
+func indexTiers(o client.Object) []string {
+	return tierNames(o.(*v1alpha1.AnalyticsPipeline))
+}
+
+// pipelinesNaming maps a tier to the pipelines that name it.
+func (r *PipelineReconciler) pipelinesNaming(ctx context.Context, tier client.Object) []reconcile.Request {
+	list := &v1alpha1.AnalyticsPipelineList{}
+	if err := r.Client.List(ctx, list, client.MatchingFields{tierIndex: tier.GetName()}); err != nil {
+		log.FromContext(ctx).Error(err, "listing pipelines for a tier", "tier", tier.GetName())
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}
+
+// allPipelines maps an upstream CRD event to every pipeline: any of them may be waiting for it.
+func (r *PipelineReconciler) allPipelines(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &v1alpha1.AnalyticsPipelineList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		log.FromContext(ctx).Error(err, "listing pipelines for a CRD change")
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}

@@ -1,0 +1,63 @@
+package controllers
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// conditions collects the conditions of one reconcile. Setting them through meta's helpers keeps
+// lastTransitionTime when the status does not change, so an unchanged reconcile writes nothing.
+type conditions struct {
+	list       *[]metav1.Condition
+	generation int64
+}
+
+func (c conditions) set(condType string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(c.list, metav1.Condition{
+		Type:               condType,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: c.generation,
+	})
+}
+
+func (c conditions) isTrue(condType string) bool {
+	return meta.IsStatusConditionTrue(*c.list, condType)
+}
+
+// announceTransitions records an event for every condition whose status changed, and only
+// then: a steady state produces no events.
+func announceTransitions(rec events.EventRecorder, obj runtime.Object, before, after []metav1.Condition) {
+	if rec == nil {
+		return
+	}
+	for _, cond := range after {
+		old := meta.FindStatusCondition(before, cond.Type)
+		if old != nil && old.Status == cond.Status && old.Reason == cond.Reason {
+			continue
+		}
+		eventType := corev1.EventTypeNormal
+		if cond.Status == metav1.ConditionFalse {
+			eventType = corev1.EventTypeWarning
+		}
+		rec.Eventf(obj, nil, eventType, cond.Reason, cond.Type, "%s=%s: %s", cond.Type, cond.Status, cond.Message)
+	}
+}
+
+// patchStatus writes the status subresource once, and not at all when it did not change.
+// A merge patch carries only what changed; the operator is the status' only writer.
+func patchStatus(ctx context.Context, c client.Client, obj client.Object, before client.Object,
+	oldStatus, newStatus any) error {
+	if equality.Semantic.DeepEqual(oldStatus, newStatus) {
+		return nil
+	}
+	return c.Status().Patch(ctx, obj, client.MergeFrom(before))
+}

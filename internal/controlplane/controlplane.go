@@ -1,0 +1,238 @@
+// Package controlplane starts a real Kubernetes control plane (etcd and kube-apiserver, through
+// controller-runtime's envtest) with Strata's CRDs and the upstream CRDs of Strimzi, the Spark
+// operator, ECK and the Prometheus Operator installed, so that tests and `make run` validate
+// every object the operator builds against the real schemas. It also finds those CRDs and the
+// control plane binaries, and says how to get them when they are missing.
+package controlplane
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// EnvUpstreamCRDs names a directory of upstream CRDs to use instead of ../shared/upstream-crds.
+const EnvUpstreamCRDs = "STRATA_UPSTREAM_CRDS"
+
+// EnvUseExistingCluster makes Start use the cluster of the current kubeconfig.
+const EnvUseExistingCluster = "STRATA_USE_EXISTING_CLUSTER"
+
+// Env is a running control plane.
+type Env struct {
+	// Config reaches the API server as a cluster admin.
+	Config *rest.Config
+	// KubeConfig is a kubeconfig file's content for Config.
+	KubeConfig []byte
+	// Existing is true when Env runs against an existing cluster rather than its own.
+	Existing bool
+
+	env *envtest.Environment
+}
+
+// RepoRoot is the directory holding Strata's go.mod, found from the working directory upwards.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
+			strings.HasPrefix(string(b), "module github.com/strata-dev/strata\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("cannot find Strata's go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// UpstreamCRDDirs returns every directory holding upstream CRDs: the subdirectories of
+// $STRATA_UPSTREAM_CRDS, else of ../shared/upstream-crds beside the repository, else of the
+// cache hack/upstream-crds.sh fills. None found is an error that says how to get them.
+func UpstreamCRDDirs() ([]string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	candidates := []string{
+		filepath.Join(root, "..", "shared", "upstream-crds"),
+		filepath.Join(root, "bin", "upstream-crds"),
+	}
+	if dir := os.Getenv(EnvUpstreamCRDs); dir != "" {
+		candidates = []string{dir}
+	}
+	for _, dir := range candidates {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		var dirs []string
+		for _, e := range entries {
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join(dir, e.Name()))
+			}
+		}
+		if len(dirs) > 0 {
+			return dirs, nil
+		}
+	}
+	return nil, fmt.Errorf("no upstream CRDs (Strimzi, Spark operator, ECK, Prometheus Operator) in %s: "+
+		"set %s to a directory of them, put them in ../shared/upstream-crds, "+
+		"or run `make upstream-crds` (needs the internet)", strings.Join(candidates, " or "), EnvUpstreamCRDs)
+}
+
+// Assets returns the directory holding kube-apiserver and etcd: $KUBEBUILDER_ASSETS, else the
+// pinned builds of hack/tools.sh under bin/.
+func Assets() (string, error) {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir, nil
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	versions, err := readVersions(filepath.Join(root, "hack", "versions.env"))
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, "bin", "k8s", versions["KUBERNETES_VERSION"]+"-etcd-"+versions["ETCD_VERSION"])
+	for _, bin := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
+			return "", fmt.Errorf("no %s in %s: run `make test` (or `hack/tools.sh envtest`) to build "+
+				"the control plane, or set KUBEBUILDER_ASSETS", bin, dir)
+		}
+	}
+	return dir, nil
+}
+
+func readVersions(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]string{}
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		line, _, _ := strings.Cut(s.Text(), "#")
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out, s.Err()
+}
+
+// Option changes how Start builds the control plane.
+type Option func(*options)
+
+type options struct{ withoutUpstream bool }
+
+// WithoutUpstreamCRDs starts a control plane with Strata's CRDs only, as a cluster where Strimzi,
+// the Spark operator and ECK are not installed yet.
+func WithoutUpstreamCRDs() Option { return func(o *options) { o.withoutUpstream = true } }
+
+// Start starts a control plane (or connects to the existing cluster when
+// $STRATA_USE_EXISTING_CLUSTER=1) and installs Strata's CRDs and the upstream CRDs. On an
+// existing cluster, upstream CRDs that are already installed are left as they are: they belong
+// to the operators running there.
+func Start(ctx context.Context, opts ...Option) (*Env, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	var upstream []string
+	if !o.withoutUpstream {
+		if upstream, err = UpstreamCRDDirs(); err != nil {
+			return nil, err
+		}
+	}
+	existing := os.Getenv(EnvUseExistingCluster) == "1" || os.Getenv(EnvUseExistingCluster) == "true"
+	te := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		UseExistingCluster:    &existing,
+	}
+	if !existing {
+		assets, err := Assets()
+		if err != nil {
+			return nil, err
+		}
+		te.BinaryAssetsDirectory = assets
+		te.CRDDirectoryPaths = append(te.CRDDirectoryPaths, upstream...)
+	}
+	cfg, err := te.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting the control plane: %w", err)
+	}
+	env := &Env{Config: cfg, KubeConfig: te.KubeConfig, Existing: existing, env: te}
+	if existing && len(upstream) > 0 {
+		if err := installMissing(ctx, cfg, upstream); err != nil {
+			_ = env.Stop()
+			return nil, err
+		}
+	}
+	return env, nil
+}
+
+// installMissing creates the upstream CRDs an existing cluster does not have yet.
+func installMissing(ctx context.Context, cfg *rest.Config, dirs []string) error {
+	opts := envtest.CRDInstallOptions{Paths: dirs, ErrorIfPathMissing: true}
+	if err := envtest.ReadCRDFiles(&opts); err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	var missing []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range opts.CRDs {
+		got := &apiextensionsv1.CustomResourceDefinition{}
+		err := c.Get(ctx, client.ObjectKey{Name: crd.Name}, got)
+		if apierrors.IsNotFound(err) {
+			missing = append(missing, crd)
+		} else if err != nil {
+			return err
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: missing})
+	return err
+}
+
+// Stop stops the control plane (or only disconnects from an existing cluster).
+func (e *Env) Stop() error {
+	return e.env.Stop()
+}
+
+// CRDNames are the CRDs every Strata control plane has: Strata's and the upstream ones the
+// operator writes.
+var CRDNames = []string{
+	"analyticspipelines.strata.dev",
+	"storagetiers.strata.dev",
+	"kafkas.kafka.strimzi.io",
+	"kafkanodepools.kafka.strimzi.io",
+	"kafkatopics.kafka.strimzi.io",
+	"kafkarebalances.kafka.strimzi.io",
+	"sparkapplications.sparkoperator.k8s.io",
+	"elasticsearches.elasticsearch.k8s.elastic.co",
+	"servicemonitors.monitoring.coreos.com",
+	"prometheusrules.monitoring.coreos.com",
+}
