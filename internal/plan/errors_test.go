@@ -1,0 +1,146 @@
+package plan_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/plan"
+)
+
+// TestInvalidInput feeds Compute what admission would reject: each must come back as a
+// FieldError naming the field, never a panic or a plan.
+func TestInvalidInput(t *testing.T) {
+	cases := []struct {
+		field string
+		edit  func(*v1alpha1.AnalyticsPipeline, []v1alpha1.StorageTier)
+	}{
+		{"spec.workload.messagesPerSecond", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Workload.MessagesPerSecond = 0
+		}},
+		{"spec.workload.messagesPerSecond", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Workload.MessagesPerSecond = -5
+		}},
+		{"spec.workload.messageBytes", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Workload.MessageBytes = 1 << 40
+		}},
+		{"spec.workload.consumerMessagesPerSecond", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Workload.ConsumerMessagesPerSecond = -1
+		}},
+		{"spec.network.linkBitsPerSecond", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Network.LinkBitsPerSecond = q("0")
+		}},
+		{"spec.network.efficiencyPercent", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Network.EfficiencyPercent = 101
+		}},
+		{"spec.network.targetUtilizationPercent", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Network.TargetUtilizationPercent = -3
+		}},
+		{"spec.kafka.brokers.min", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Kafka.Brokers = v1alpha1.Range{Min: 5, Max: 3}
+		}},
+		{"spec.kafka.replicationFactor", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Kafka.ReplicationFactor = 4
+			p.Spec.Kafka.Brokers = v1alpha1.Range{Min: 2, Max: 3}
+		}},
+		{"spec.kafka.storage.size", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Kafka.Storage.Size = q("-1Gi")
+		}},
+		{"spec.spark.executors.min", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Spark.Executors = v1alpha1.ExecutorsSpec{Min: 11, Max: 10, Cores: 1}
+		}},
+		{"spec.spark.messagesPerSecondPerExecutor", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Spark.MessagesPerSecondPerExecutor = 0
+		}},
+		{"spec.spark.memory.budget", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Spark.Memory.Budget = q("512Mi")
+		}},
+		{"spec.spark.memory.pageCachePercent", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Spark.Memory.PageCachePercent = 81
+		}},
+		{"spec.spark.memory.offHeapPercent", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Spark.Memory.OffHeapPercent = 91
+		}},
+		{"spec.spark.memory.minHeap", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Spark.Memory.MinHeap = qp("16Gi")
+		}},
+		{"spec.spark.memory", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			// Admission accepts this (the heap, 128Mi, is above minHeap), but Spark refuses
+			// executors with less than 450Mi.
+			p.Spec.Spark.Memory = v1alpha1.MemorySpec{Budget: q("1Gi"), MinHeap: qp("100Mi"), PageCachePercent: 50}
+		}},
+		{"spec.spark.shuffle.dataSize", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Spark.Shuffle.DataSize = qp("0")
+		}},
+		{"spec.elasticsearch.dataNodes.max", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Elasticsearch.DataNodes = v1alpha1.Range{Min: 1, Max: 1001}
+		}},
+		{"spec.elasticsearch.shards", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Elasticsearch.Shards = 2000
+		}},
+		{"spec.monthlyPricePerGiB", func(_ *v1alpha1.AnalyticsPipeline, ts []v1alpha1.StorageTier) {
+			ts[1].Spec.MonthlyPricePerGiB = "cheap"
+		}},
+		{"spec.writeBytesPerSecond", func(_ *v1alpha1.AnalyticsPipeline, ts []v1alpha1.StorageTier) {
+			ts[0].Spec.WriteBytesPerSecond = q("0")
+		}},
+		{"spec.medium", func(_ *v1alpha1.AnalyticsPipeline, ts []v1alpha1.StorageTier) {
+			ts[0].Spec.Medium = "Tape"
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.field, func(t *testing.T) {
+			in, tiers := apiExample(), apiTiers()
+			c.edit(in, tiers)
+			_, err := plan.Compute(in, tiers)
+			var fe *plan.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("err = %v, want a FieldError", err)
+			}
+			if fe.Field != c.field {
+				t.Errorf("field = %s, want %s (%v)", fe.Field, c.field, err)
+			}
+			if !strings.HasPrefix(err.Error(), c.field) && !strings.Contains(err.Error(), ": "+c.field+": ") {
+				t.Errorf("message %q does not lead with the field", err)
+			}
+			if plan.IsMissingTier(err) {
+				t.Error("an invalid spec reported as a missing tier")
+			}
+		})
+	}
+}
+
+func TestMissingTier(t *testing.T) {
+	in := apiExample()
+	_, err := plan.Compute(in, apiTiers()[:1]) // no hdd-st1
+	var missing *plan.MissingTierError
+	if !errors.As(err, &missing) {
+		t.Fatalf("err = %v, want a MissingTierError", err)
+	}
+	if missing.Field != "spec.spark.shuffle.dataTier" || missing.Tier != "hdd-st1" {
+		t.Errorf("got %+v", missing)
+	}
+	if want := `spec.spark.shuffle.dataTier: StorageTier "hdd-st1" not found`; err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+	var fe *plan.FieldError
+	if errors.As(err, &fe) {
+		t.Error("a missing tier must not look like an invalid spec")
+	}
+}
+
+func TestInvalidSpecWinsOverMissingTier(t *testing.T) {
+	in := apiExample()
+	in.Spec.Workload.MessageBytes = 0
+	_, err := plan.Compute(in, nil)
+	if plan.IsMissingTier(err) {
+		t.Errorf("err = %v: an invalid spec stays invalid whatever tiers appear", err)
+	}
+}
+
+func TestNilPipeline(t *testing.T) {
+	if _, err := plan.Compute(nil, nil); err == nil {
+		t.Error("want an error for a nil pipeline")
+	}
+}

@@ -1,0 +1,141 @@
+package plan
+
+import (
+	"math/big"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// The network model: link rates, and the broker count they imply.
+//
+// A Kafka broker in a replicated cluster is usually limited by its network link before its CPU
+// or disk (DESIGN.md §1.1: two brokers on 1 Gbit/s saturated their outbound links at 10,112
+// records/s of 9,028 bytes). With B brokers, replication factor R, ingest I and consumer read
+// rate C (bytes/s), and leaders spread evenly, each broker
+//
+//	receives I/B from producers + I·(R−1)/B from the leaders it follows  = I·R/B
+//	sends    C/B to consumers   + I·(R−1)/B to its followers             = (C + I·(R−1))/B
+//	writes   everything it receives to its log                          = I·R/B
+//
+// and the plan picks the smallest B that keeps the larger of the two link directions under the
+// planned link rate and the log writes under the log tier's planned write bandwidth.
+
+// linkRates is one node's link: usable is what the wire carries after protocol overhead
+// (bits ÷ 8 × efficiency), planned is the share of it the plan may fill (× target utilisation).
+type linkRates struct {
+	usable, planned *big.Rat
+}
+
+func newLinkRates(n v1alpha1.NetworkSpec) linkRates {
+	usable := pct(quo(ratOf(n.LinkBitsPerSecond), big.NewRat(8, 1)), n.EfficiencyPercent)
+	return linkRates{usable: usable, planned: pct(usable, n.TargetUtilizationPercent)}
+}
+
+// workload is the load in the units the models use.
+type workload struct {
+	messagesPerSecond, consumerMessagesPerSecond, messageBytes int64
+	// ingest and consume are I and C in bytes per second.
+	ingest, consume *big.Rat
+	target          int32
+}
+
+func newWorkload(s *v1alpha1.AnalyticsPipelineSpec) workload {
+	w := s.Workload
+	return workload{
+		messagesPerSecond:         w.MessagesPerSecond,
+		consumerMessagesPerSecond: w.ConsumerMessagesPerSecond,
+		messageBytes:              w.MessageBytes,
+		ingest:                    ratInt(w.MessagesPerSecond * w.MessageBytes),
+		consume:                   ratInt(w.ConsumerMessagesPerSecond * w.MessageBytes),
+		target:                    s.Network.TargetUtilizationPercent,
+	}
+}
+
+// brokerTraffic is the whole cluster's broker traffic: the sum over brokers of what each
+// receives and sends. Dividing by B gives one broker's share.
+type brokerTraffic struct {
+	receive, send *big.Rat
+}
+
+func newBrokerTraffic(w workload, replication int32) brokerTraffic {
+	followers := ratInt(int64(replication - 1))
+	return brokerTraffic{
+		receive: mul(w.ingest, ratInt(int64(replication))),
+		send:    new(big.Rat).Add(w.consume, mul(w.ingest, followers)),
+	}
+}
+
+// busiest is the larger link direction's cluster total: a link is full-duplex, so each
+// direction has the whole link rate, and the busier one decides.
+func (t brokerTraffic) busiest() *big.Rat {
+	if t.send.Cmp(t.receive) > 0 {
+		return t.send
+	}
+	return t.receive
+}
+
+// brokerPlan is the chosen broker count and what each broker then carries.
+type brokerPlan struct {
+	count                       int32
+	receive, send, diskWrite    *big.Rat
+	linkNeed, diskNeed          *big.Int
+	diskPlanned, diskWriteLimit *big.Rat
+}
+
+// planBrokers picks the broker count. Never fewer than the replication factor: Kafka cannot
+// place R replicas of a partition on fewer than R brokers.
+func planBrokers(w workload, link linkRates, k v1alpha1.KafkaSpec, logTier *v1alpha1.StorageTier, why *reasons) brokerPlan {
+	traffic := newBrokerTraffic(w, k.ReplicationFactor)
+	write := ratOf(logTier.Spec.WriteBytesPerSecond)
+	diskPlanned := pct(write, w.target)
+
+	linkNeed := ceilInt(quo(traffic.busiest(), link.planned))
+	diskNeed := ceilInt(quo(traffic.receive, diskPlanned))
+	need := linkNeed
+	if diskNeed.Cmp(need) > 0 {
+		need = diskNeed
+	}
+	lo := max(k.Brokers.Min, k.ReplicationFactor)
+	count, _ := fitCount(need, lo, k.Brokers.Max)
+	b := ratInt(int64(count))
+	p := brokerPlan{
+		count:          count,
+		receive:        quo(traffic.receive, b),
+		send:           quo(traffic.send, b),
+		diskWrite:      quo(traffic.receive, b),
+		linkNeed:       linkNeed,
+		diskNeed:       diskNeed,
+		diskPlanned:    diskPlanned,
+		diskWriteLimit: write,
+	}
+
+	if linkNeed.Cmp(big.NewInt(int64(k.Brokers.Max))) > 0 {
+		why.add("no broker count up to spec.kafka.brokers.max (%d) keeps each broker under %s "+
+			"(%d%% of the %s usable link): %d brokers would each send %s and receive %s, %s are needed; "+
+			"raise spec.kafka.brokers.max, use a faster link, or enable record compression (costs CPU)",
+			k.Brokers.Max, rateString(link.planned), w.target, rateString(link.usable),
+			count, rateString(p.send), rateString(p.receive), countString(linkNeed))
+	}
+	if diskNeed.Cmp(big.NewInt(int64(k.Brokers.Max))) > 0 {
+		why.add("no broker count up to spec.kafka.brokers.max (%d) keeps each broker's log writes under %s "+
+			"(%d%% of StorageTier %q's %s write bandwidth): %d brokers would each write %s, %s are needed; "+
+			"raise spec.kafka.brokers.max or put spec.kafka.storage on a faster tier",
+			k.Brokers.Max, rateString(diskPlanned), w.target, logTier.Name, rateString(write),
+			count, rateString(p.diskWrite), countString(diskNeed))
+	}
+	return p
+}
+
+// producerSend is what one producer node sends; the operator does not run the producers, so a
+// saturated producer link cannot be planned away, only reported.
+func producerSend(w workload, link linkRates, producers int32, why *reasons) *big.Rat {
+	send := quo(w.ingest, ratInt(int64(producers)))
+	if send.Cmp(link.planned) > 0 {
+		need := ceilInt(quo(w.ingest, link.planned))
+		why.add("with spec.workload.producers = %d, each producer node sends %s, over the %s planned per link "+
+			"(%d%% of %s usable): %s producers are needed; add producer nodes or give them a faster link",
+			producers, rateString(send), rateString(link.planned), w.target, rateString(link.usable),
+			countString(need))
+	}
+	return send
+}
