@@ -1,0 +1,23 @@
+package desired
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// All returns every child object of the pipeline, in the order to apply them:
+//   - the Kafka metrics ConfigMap and the rebalance template before the Kafka that names them
+//     (Strimzi fails a reconcile whose ConfigMap is missing);
+//   - the node pools before the Kafka (a KRaft cluster without pools does not start);
+//   - the topic after its cluster;
+//   - Elasticsearch before the SparkApplication, whose pods need ECK's secrets.
+//
+// The rebalance template is left out when the plan runs no Cruise Control (a single broker);
+// a controller that prunes children it no longer builds then deletes it.
+func All(in Inputs) []*unstructured.Unstructured {
+	objs := []*unstructured.Unstructured{KafkaMetricsConfigMap(in)}
+	if t := RebalanceTemplate(in); t != nil {
+		objs = append(objs, t)
+	}
+	objs = append(objs, NodePools(in)...)
+	return append(objs, Kafka(in), Topic(in), Elasticsearch(in), SparkApplication(in))
+}

@@ -1,0 +1,134 @@
+package desired
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// Elasticsearch nodeSet names; ECK names their pods <es>-es-<nodeSet>-<n>.
+const (
+	MasterNodeSet = "master"
+	DataNodeSet   = "data"
+)
+
+// MasterVolumeSize is the size of each dedicated master's volume: masters keep only the
+// cluster state.
+var MasterVolumeSize = resource.MustParse("10Gi")
+
+// ECK's volumeClaimDeletePolicy values.
+const (
+	DeleteOnScaledownOnly               = "DeleteOnScaledownOnly"
+	DeleteOnScaledownAndClusterDeletion = "DeleteOnScaledownAndClusterDeletion"
+)
+
+// exposedNodeLabelPrefixes are the node labels ECK's operator exposes to pods by default (its
+// exposed-node-labels flag); ECK's zoneAwareness needs the topology key to be one of them.
+var exposedNodeLabelPrefixes = []string{"topology.kubernetes.io/", "failure-domain.beta.kubernetes.io/"}
+
+// Elasticsearch builds p's ECK Elasticsearch cluster (elasticsearch.k8s.elastic.co/v1) with two
+// nodeSets: "master" (spec.elasticsearch.masterNodes dedicated masters on small volumes) and
+// "data" (the plan's data nodes, roles data and ingest, each with an elasticsearch-data claim on
+// the Elasticsearch tier's StorageClass and size).
+//
+// Spreading over failure domains (spec.kafka.rackTopologyKey, shared with Kafka):
+//   - both nodeSets get a topology spread constraint, maxSkew 1, whenUnsatisfiable
+//     ScheduleAnyway. Not DoNotSchedule: on a local tier, pods can only run where the tier's
+//     disks are, and the plan's node count need not match the failure domains; a hard
+//     constraint would leave pods Pending where a soft one only spreads less evenly, and shard
+//     placement (below) still keeps a shard's copies apart;
+//   - shard allocation awareness: ECK already makes Elasticsearch keep a shard's copies on
+//     different Kubernetes nodes (attribute k8s_node_name), which covers the default key
+//     kubernetes.io/hostname. For a zone key ECK exposes to pods by default (topology.
+//     kubernetes.io/*), both nodeSets also get ECK's zoneAwareness, which sets node.attr.zone
+//     and the awareness attributes; ECK keeps the spread constraint given here for that key.
+//     Other keys get the spread constraint only.
+//
+// volumeClaimDeletePolicy follows spec.volumeReclaimPolicy: Retain keeps the data volumes when
+// the cluster is deleted (DeleteOnScaledownOnly), Delete removes them with it.
+func Elasticsearch(in Inputs) *unstructured.Unstructured {
+	p := in.Pipeline
+	es := p.Spec.Elasticsearch
+	version := es.Version
+	if version == "" {
+		version = DefaultESVersion
+	}
+	masters := int64(es.MasterNodes)
+	if masters <= 0 {
+		masters = DefaultESMasterNodes
+	}
+	data, _ := placement(in.Plan, v1alpha1.RoleElasticsearchData)
+	dataSize := es.Storage.Size
+	if !data.SizePerReplica.IsZero() {
+		dataSize = data.SizePerReplica
+	}
+	policy := DeleteOnScaledownOnly
+	if deleteVolumes(p) {
+		policy = DeleteOnScaledownAndClusterDeletion
+	}
+	spec := object{
+		"version":                 version,
+		"volumeClaimDeletePolicy": policy,
+		"nodeSets": []any{
+			nodeSet(p, MasterNodeSet, masters, []any{"master"}, MasterVolumeSize, data.StorageClassName),
+			nodeSet(p, DataNodeSet, max(int64(in.Plan.ElasticsearchDataNodes), 1), []any{"data", "ingest"},
+				dataSize, data.StorageClassName),
+		},
+	}
+	return newObject(ElasticsearchGVK, p, ElasticsearchName(p), AppElasticsearch, ComponentElasticsearch,
+		nil, nil, object{"spec": spec})
+}
+
+func nodeSet(p *v1alpha1.AnalyticsPipeline, name string, count int64, roles []any,
+	size resource.Quantity, storageClass string) object {
+	key := rackTopologyKey(p)
+	claim := object{
+		"accessModes": []any{"ReadWriteOnce"},
+		"resources":   object{"requests": object{"storage": size.String()}},
+	}
+	if storageClass != "" {
+		claim["storageClassName"] = storageClass
+	}
+	set := object{
+		"name":   name,
+		"count":  count,
+		"config": object{"node.roles": roles},
+		"podTemplate": object{"spec": object{
+			// The CRD requires a container list; ECK merges this entry, by name, into the
+			// Elasticsearch container it builds (image, ports, default 2Gi of memory).
+			"containers": []any{object{"name": "elasticsearch"}},
+			"topologySpreadConstraints": []any{object{
+				"maxSkew":           int64(1),
+				"topologyKey":       key,
+				"whenUnsatisfiable": "ScheduleAnyway",
+				"labelSelector": object{"matchLabels": object{
+					"elasticsearch.k8s.elastic.co/cluster-name":     ElasticsearchName(p),
+					"elasticsearch.k8s.elastic.co/statefulset-name": ElasticsearchStatefulSetName(p, name),
+				}},
+			}},
+		}},
+		"volumeClaimTemplates": []any{object{
+			"metadata": object{"name": ElasticsearchDataVolume},
+			"spec":     claim,
+		}},
+	}
+	if zoneAware(key) {
+		set["zoneAwareness"] = object{"topologyKey": key}
+	}
+	return set
+}
+
+// zoneAware says whether ECK's zoneAwareness can use key: ECK must be able to copy the node
+// label onto the pods, which its default installation allows for the well-known topology
+// labels only.
+func zoneAware(key string) bool {
+	for _, prefix := range exposedNodeLabelPrefixes {
+		if strings.HasPrefix(key, prefix) {
+			return true
+		}
+	}
+	return false
+}

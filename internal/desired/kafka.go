@@ -1,0 +1,112 @@
+package desired
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// Kafka builds p's Strimzi Kafka cluster (kafka.strimzi.io/v1). In Strimzi 1.x every cluster
+// runs in KRaft mode on node pools: the Kafka object carries no replicas and no storage (those
+// are on the KafkaNodePools from NodePools), and the strimzi.io/node-pools and strimzi.io/kraft
+// annotations of the 0.3x/0.4x releases are ignored since 0.48, so none is set.
+//
+// The cluster gets:
+//   - two internal listeners, plain on 9092 (what the Spark job uses) and TLS on 9093;
+//   - broker.rack from the nodes' spec.kafka.rackTopologyKey label, so that Kafka spreads a
+//     partition's replicas over failure domains;
+//   - the plan's replication factor and min.insync.replicas as broker defaults, also for the
+//     internal offsets and transaction topics, and no topic auto-creation: topics come from
+//     KafkaTopic objects;
+//   - Prometheus metrics through the JMX exporter, configured by KafkaMetricsConfigMap;
+//   - the Topic Operator (KafkaTopic needs it) and the Kafka Exporter (consumer lag);
+//   - Cruise Control with the brokers' network capacity from the bandwidth model (without it
+//     Cruise Control assumes about 10 MB/s per broker and drops its network goals) and
+//     auto-rebalancing when brokers are added or removed. Strimzi refuses Cruise Control on a
+//     single-broker cluster, so a plan of one broker gets none.
+func Kafka(in Inputs) *unstructured.Unstructured {
+	p := in.Pipeline
+	kafka := object{
+		"listeners": []any{
+			object{"name": "plain", "port": KafkaPlainPort, "type": "internal", "tls": false},
+			object{"name": "tls", "port": KafkaTLSPort, "type": "internal", "tls": true},
+		},
+		"rack":   object{"topologyKey": rackTopologyKey(p)},
+		"config": kafkaConfig(in.Plan),
+		"metricsConfig": object{
+			"type": "jmxPrometheusExporter",
+			"valueFrom": object{"configMapKeyRef": object{
+				"name": KafkaMetricsConfigMapName(p),
+				"key":  KafkaMetricsConfigKey,
+			}},
+		},
+	}
+	if p.Spec.Kafka.Version != "" {
+		kafka["version"] = p.Spec.Kafka.Version
+	}
+	spec := object{
+		"kafka":          kafka,
+		"entityOperator": object{"topicOperator": object{}},
+		"kafkaExporter":  object{"topicRegex": ".*", "groupRegex": ".*"},
+	}
+	if cc := cruiseControl(in); cc != nil {
+		spec["cruiseControl"] = cc
+	}
+	return newObject(KafkaGVK, p, KafkaName(p), AppKafka, ComponentKafka, nil, nil, object{"spec": spec})
+}
+
+// kafkaConfig is the brokers' configuration that follows from the plan.
+func kafkaConfig(plan v1alpha1.Plan) object {
+	rf, minISR := replication(plan)
+	return object{
+		"default.replication.factor":               rf,
+		"min.insync.replicas":                      minISR,
+		"offsets.topic.replication.factor":         rf,
+		"transaction.state.log.replication.factor": rf,
+		"transaction.state.log.min.isr":            minISR,
+		"auto.create.topics.enable":                false,
+	}
+}
+
+// replication returns the plan's replication factor and min.insync.replicas, each at least 1
+// and min.insync.replicas at most the replication factor (Kafka rejects more).
+func replication(plan v1alpha1.Plan) (rf, minISR int64) {
+	rf = max(int64(plan.ReplicationFactor), 1)
+	minISR = min(max(int64(plan.MinInSyncReplicas), 1), rf)
+	return rf, minISR
+}
+
+// cruiseControl is the Cruise Control section, or nil when the plan has fewer than two brokers.
+func cruiseControl(in Inputs) object {
+	if !hasCruiseControl(in.Plan) {
+		return nil
+	}
+	cc := object{
+		"autoRebalance": []any{
+			object{"mode": "add-brokers", "template": object{"name": RebalanceTemplateName(in.Pipeline)}},
+			object{"mode": "remove-brokers", "template": object{"name": RebalanceTemplateName(in.Pipeline)}},
+		},
+	}
+	if link := in.Plan.LinkUsableBytesPerSecond; link > 0 {
+		// Each broker has one link, used in both directions: its usable rate is the capacity
+		// of each direction.
+		cc["brokerCapacity"] = object{
+			"inboundNetwork":  NetworkCapacity(link),
+			"outboundNetwork": NetworkCapacity(link),
+		}
+	}
+	return cc
+}
+
+// hasCruiseControl says whether the plan's cluster runs Cruise Control (and so auto-rebalancing
+// and its KafkaRebalance template): Strimzi rejects Cruise Control with fewer than two brokers.
+func hasCruiseControl(plan v1alpha1.Plan) bool { return plan.Brokers >= 2 }
+
+// NetworkCapacity formats a rate in bytes per second as Strimzi's brokerCapacity wants it
+// (pattern ^[0-9]+([KMG]i?)?B/s$): whole KiB/s, rounded down so that Cruise Control never
+// plans with more than the link carries. Strimzi converts the value to KiB/s for Cruise Control.
+func NetworkCapacity(bytesPerSecond int64) string {
+	return fmt.Sprintf("%dKiB/s", max(bytesPerSecond, 0)/1024)
+}

@@ -1,0 +1,50 @@
+package desired
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// RebalanceTemplateAnnotation marks a KafkaRebalance as a template: Strimzi runs no rebalance
+// for it, it only configures the rebalances auto-rebalancing starts.
+const RebalanceTemplateAnnotation = "strimzi.io/rebalance-template"
+
+// MinRebalanceThrottlePercent is the share of the usable link a rebalance may always use, even
+// when the pipeline's traffic leaves less spare: without a floor, a rebalance on a saturated
+// cluster (exactly when brokers are being added) would never finish.
+const MinRebalanceThrottlePercent = 10
+
+// RebalanceTemplate builds the KafkaRebalance (kafka.strimzi.io/v1) that the Kafka cluster's
+// spec.cruiseControl.autoRebalance names for both add-brokers and remove-brokers. As a template
+// it has no strimzi.io/cluster label, no mode and no brokers: Strimzi fills those in for each
+// auto-rebalance, and takes the rest — the default goals and the throttle below — from here.
+//
+// The throttle bounds the bandwidth partition moves take from each broker to what the
+// pipeline's own traffic leaves of the usable link (the bandwidth model's figures), and at
+// least MinRebalanceThrottlePercent of the link. It returns nil when the plan runs no Cruise
+// Control (fewer than two brokers).
+func RebalanceTemplate(in Inputs) *unstructured.Unstructured {
+	if !hasCruiseControl(in.Plan) {
+		return nil
+	}
+	p := in.Pipeline
+	spec := object{}
+	if t := RebalanceThrottle(in.Plan); t > 0 {
+		spec["replicationThrottle"] = t
+	}
+	return newObject(KafkaRebalanceGVK, p, RebalanceTemplateName(p), AppKafka, ComponentKafkaRebalance,
+		nil, map[string]string{RebalanceTemplateAnnotation: "true"}, object{"spec": spec})
+}
+
+// RebalanceThrottle is the replication throttle of rebalances in bytes per second: the usable
+// link rate less the busier direction of a broker's planned traffic, but at least
+// MinRebalanceThrottlePercent of the usable rate. 0 (no throttle) when the plan has no link rate.
+func RebalanceThrottle(plan v1alpha1.Plan) int64 {
+	link := plan.LinkUsableBytesPerSecond
+	if link <= 0 {
+		return 0
+	}
+	busy := max(plan.BrokerReceiveBytesPerSecond, plan.BrokerSendBytesPerSecond)
+	return max(link-busy, link*MinRebalanceThrottlePercent/100)
+}

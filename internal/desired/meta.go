@@ -1,0 +1,265 @@
+package desired
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// Inputs is everything a builder reads: the pipeline (its spec, name, namespace and UID) and the
+// plan computed for it. Builders never read the pipeline's status; the plan is passed in so that
+// a plan not yet written to status (a dry run, the CLI) builds the same objects.
+type Inputs struct {
+	Pipeline *v1alpha1.AnalyticsPipeline
+	Plan     v1alpha1.Plan
+}
+
+// The kinds this package builds.
+var (
+	ConfigMapGVK        = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	KafkaGVK            = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "Kafka"}
+	KafkaNodePoolGVK    = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaNodePool"}
+	KafkaTopicGVK       = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaTopic"}
+	KafkaRebalanceGVK   = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaRebalance"}
+	SparkApplicationGVK = schema.GroupVersionKind{Group: "sparkoperator.k8s.io", Version: "v1beta2", Kind: "SparkApplication"}
+	ElasticsearchGVK    = schema.GroupVersionKind{Group: "elasticsearch.k8s.elastic.co", Version: "v1", Kind: "Elasticsearch"}
+)
+
+// Label keys set on every child object.
+const (
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelPartOf    = "app.kubernetes.io/part-of"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// StrimziClusterLabel joins node pools and topics to their Kafka cluster.
+	StrimziClusterLabel = "strimzi.io/cluster"
+
+	// PartOf and ManagedBy are the values of LabelPartOf and LabelManagedBy.
+	PartOf    = "strata"
+	ManagedBy = "strata"
+)
+
+// Values of LabelName.
+const (
+	AppKafka         = "kafka"
+	AppSpark         = "spark"
+	AppElasticsearch = "elasticsearch"
+)
+
+// Values of LabelComponent.
+const (
+	ComponentKafka           = "kafka"
+	ComponentKafkaBroker     = "kafka-broker"
+	ComponentKafkaController = "kafka-controller"
+	ComponentKafkaMetrics    = "kafka-metrics"
+	ComponentKafkaRebalance  = "kafka-rebalance"
+	ComponentTopic           = "topic"
+	ComponentSpark           = "spark"
+	ComponentElasticsearch   = "elasticsearch"
+)
+
+// Defaults of the API, mirrored so that a pipeline that never went through the API server (a
+// test, `strata plan -f`) builds the same children as a defaulted one.
+const (
+	DefaultRackTopologyKey = "kubernetes.io/hostname"
+	DefaultSparkVersion    = "4.0.1"
+	DefaultESVersion       = "8.19.0"
+	DefaultESMasterNodes   = 3
+	ReclaimRetain          = "Retain"
+	ReclaimDelete          = "Delete"
+)
+
+// Labels returns the labels of a child object of p: app (LabelName) and component vary per
+// object, instance is the pipeline's name.
+func Labels(p *v1alpha1.AnalyticsPipeline, app, component string) map[string]string {
+	return map[string]string{
+		LabelName:      app,
+		LabelInstance:  p.Name,
+		LabelComponent: component,
+		LabelPartOf:    PartOf,
+		LabelManagedBy: ManagedBy,
+	}
+}
+
+// SelectorLabels are the labels that select every child of p, whatever its kind.
+func SelectorLabels(p *v1alpha1.AnalyticsPipeline) map[string]string {
+	return map[string]string{LabelInstance: p.Name, LabelManagedBy: ManagedBy}
+}
+
+// OwnerReference makes p the controller of a child, so that deleting the pipeline deletes its
+// children and a child's events requeue the pipeline.
+func OwnerReference(p *v1alpha1.AnalyticsPipeline) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion:         v1alpha1.GroupVersion.String(),
+		Kind:               "AnalyticsPipeline",
+		Name:               p.Name,
+		UID:                p.UID,
+		Controller:         ptr.To(true),
+		BlockOwnerDeletion: ptr.To(true),
+	}
+}
+
+// object is a JSON object under construction.
+type object = map[string]any
+
+// newObject returns a namespaced child of p of kind gvk, with the standard labels (plus extra)
+// and p as its controller; body holds the top-level fields besides apiVersion, kind and
+// metadata (spec, data …). Values are normalised to the types unstructured objects hold (int64,
+// []any, map[string]any), so that callers may use int32, []string and map[string]string.
+func newObject(gvk schema.GroupVersionKind, p *v1alpha1.AnalyticsPipeline, name, app, component string,
+	extra map[string]string, annotations map[string]string, body object) *unstructured.Unstructured {
+	labels := Labels(p, app, component)
+	for k, v := range extra {
+		labels[k] = v
+	}
+	owner := OwnerReference(p)
+	meta := object{
+		"name":      name,
+		"namespace": p.Namespace,
+		"labels":    labels,
+		"ownerReferences": []any{object{
+			"apiVersion":         owner.APIVersion,
+			"kind":               owner.Kind,
+			"name":               owner.Name,
+			"uid":                string(owner.UID),
+			"controller":         true,
+			"blockOwnerDeletion": true,
+		}},
+	}
+	if len(annotations) > 0 {
+		meta["annotations"] = annotations
+	}
+	raw := object{"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind, "metadata": meta}
+	for k, v := range body {
+		raw[k] = v
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&raw)
+	if err != nil {
+		// Only a programming error (a value JSON cannot hold) gets here; the tests build
+		// every object.
+		panic(fmt.Sprintf("desired: building %s %s: %v", gvk.Kind, name, err))
+	}
+	return &unstructured.Unstructured{Object: content}
+}
+
+// placement returns the plan's placement of role, if the plan has one.
+func placement(plan v1alpha1.Plan, role string) (v1alpha1.StoragePlacement, bool) {
+	for _, s := range plan.Storage {
+		if s.Role == role {
+			return s, true
+		}
+	}
+	return v1alpha1.StoragePlacement{}, false
+}
+
+// rackTopologyKey is the node label naming p's failure domains.
+func rackTopologyKey(p *v1alpha1.AnalyticsPipeline) string {
+	if p.Spec.Kafka.RackTopologyKey != "" {
+		return p.Spec.Kafka.RackTopologyKey
+	}
+	return DefaultRackTopologyKey
+}
+
+// deleteVolumes says whether p's Kafka and Elasticsearch volumes go with it
+// (spec.volumeReclaimPolicy: Delete); the default, Retain, keeps them.
+func deleteVolumes(p *v1alpha1.AnalyticsPipeline) bool {
+	return p.Spec.VolumeReclaimPolicy == ReclaimDelete
+}
+
+// Fixed names and ports of the children.
+const (
+	// ControllerPoolName and BrokerPoolName name the KafkaNodePools; Strimzi names their pods
+	// <kafka>-controller-<id> and <kafka>-broker-<id>. Pool names are per namespace, so two
+	// pipelines in one namespace would share these pools: one pipeline per namespace.
+	ControllerPoolName = "controller"
+	BrokerPoolName     = "broker"
+
+	// KafkaPlainPort and KafkaTLSPort are the internal listeners' ports.
+	KafkaPlainPort = 9092
+	KafkaTLSPort   = 9093
+	// KafkaMetricsConfigKey is the key of the JMX exporter rules in the metrics ConfigMap.
+	KafkaMetricsConfigKey = "kafka-metrics-config.yml"
+
+	// ElasticsearchPort is the port of the Elasticsearch HTTP service (TLS, ECK's default).
+	ElasticsearchPort = 9200
+	// ElasticsearchUser is the superuser ECK creates; its password is in ElasticsearchUserSecret
+	// under this same key.
+	ElasticsearchUser = "elastic"
+	// ElasticsearchCAKey is the CA certificate's key in ElasticsearchCASecret.
+	ElasticsearchCAKey = "ca.crt"
+	// ElasticsearchDataVolume is the claim name ECK mounts as Elasticsearch's data directory.
+	ElasticsearchDataVolume = "elasticsearch-data"
+)
+
+// KafkaName is the name of p's Strimzi Kafka cluster.
+func KafkaName(p *v1alpha1.AnalyticsPipeline) string { return p.Name }
+
+// BrokerPodPrefix is the name prefix of p's broker pods (then the node ID).
+func BrokerPodPrefix(p *v1alpha1.AnalyticsPipeline) string {
+	return KafkaName(p) + "-" + BrokerPoolName + "-"
+}
+
+// KafkaTopicName is the name of p's KafkaTopic object (not the topic: see TopicName).
+func KafkaTopicName(p *v1alpha1.AnalyticsPipeline) string { return p.Name }
+
+// TopicName is the Kafka topic the producers write and the job reads: spec.kafka.topic.name,
+// else the pipeline's name.
+func TopicName(p *v1alpha1.AnalyticsPipeline) string {
+	if p.Spec.Kafka.Topic.Name != "" {
+		return p.Spec.Kafka.Topic.Name
+	}
+	return p.Name
+}
+
+// KafkaMetricsConfigMapName is the ConfigMap holding the brokers' JMX exporter rules.
+func KafkaMetricsConfigMapName(p *v1alpha1.AnalyticsPipeline) string {
+	return KafkaName(p) + "-kafka-metrics"
+}
+
+// RebalanceTemplateName is the KafkaRebalance that configures auto-rebalancing.
+func RebalanceTemplateName(p *v1alpha1.AnalyticsPipeline) string {
+	return KafkaName(p) + "-rebalance-template"
+}
+
+// BootstrapServers is the bootstrap address of p's Kafka cluster (plain listener).
+func BootstrapServers(p *v1alpha1.AnalyticsPipeline) string {
+	return fmt.Sprintf("%s-kafka-bootstrap.%s.svc:%d", KafkaName(p), p.Namespace, KafkaPlainPort)
+}
+
+// SparkApplicationName is the name of p's SparkApplication; its driver pod is <name>-driver.
+func SparkApplicationName(p *v1alpha1.AnalyticsPipeline) string { return p.Name }
+
+// ElasticsearchName is the name of p's ECK Elasticsearch cluster.
+func ElasticsearchName(p *v1alpha1.AnalyticsPipeline) string { return p.Name }
+
+// ElasticsearchServiceHost is the DNS name of the Elasticsearch HTTP service ECK creates.
+func ElasticsearchServiceHost(p *v1alpha1.AnalyticsPipeline) string {
+	return fmt.Sprintf("%s-es-http.%s.svc", ElasticsearchName(p), p.Namespace)
+}
+
+// ElasticsearchServiceURL is the HTTPS endpoint of p's Elasticsearch cluster.
+func ElasticsearchServiceURL(p *v1alpha1.AnalyticsPipeline) string {
+	return fmt.Sprintf("https://%s:%d", ElasticsearchServiceHost(p), ElasticsearchPort)
+}
+
+// ElasticsearchUserSecret is the Secret ECK writes the elastic user's password into.
+func ElasticsearchUserSecret(p *v1alpha1.AnalyticsPipeline) string {
+	return ElasticsearchName(p) + "-es-elastic-user"
+}
+
+// ElasticsearchCASecret is the Secret ECK writes the HTTP layer's CA certificate into.
+func ElasticsearchCASecret(p *v1alpha1.AnalyticsPipeline) string {
+	return ElasticsearchName(p) + "-es-http-certs-public"
+}
+
+// ElasticsearchStatefulSetName is the StatefulSet ECK creates for a nodeSet.
+func ElasticsearchStatefulSetName(p *v1alpha1.AnalyticsPipeline, nodeSet string) string {
+	return ElasticsearchName(p) + "-es-" + nodeSet
+}

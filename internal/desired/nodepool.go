@@ -1,0 +1,74 @@
+package desired
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// ControllerVolumeSize is the size of each KRaft controller's volume: it holds only the
+// cluster metadata log, which stays small.
+var ControllerVolumeSize = resource.MustParse("10Gi")
+
+// NodePools builds p's two KafkaNodePools (kafka.strimzi.io/v1), controller pool first; they
+// join the cluster through the strimzi.io/cluster label.
+//
+//   - "controller": the KRaft quorum, roles [controller]. Three controllers survive the loss of
+//     one; a plan of a single broker has no redundancy to protect, so it gets one controller.
+//     The count follows only that rule, not the broker count, so that scaling brokers never
+//     changes the quorum.
+//   - "broker": roles [broker], replicas = the plan's broker count. The autoscaler changes
+//     only this number; Strimzi's auto-rebalance moves partitions on and off the brokers.
+//
+// Both use JBOD with one persistent-claim volume that also holds the KRaft metadata log
+// (kraftMetadata: shared), as Strimzi's own examples do, so that disks can be added later
+// (a pool's storage type cannot be changed). The volumes use the Kafka log tier's
+// StorageClass; deleteClaim follows spec.volumeReclaimPolicy.
+func NodePools(in Inputs) []*unstructured.Unstructured {
+	p := in.Pipeline
+	log, _ := placement(in.Plan, v1alpha1.RoleKafkaLog)
+	brokerSize := p.Spec.Kafka.Storage.Size
+	if !log.SizePerReplica.IsZero() {
+		brokerSize = log.SizePerReplica
+	}
+	return []*unstructured.Unstructured{
+		nodePool(p, ControllerPoolName, ComponentKafkaController, ControllerReplicas(in.Plan),
+			ControllerVolumeSize, log.StorageClassName),
+		nodePool(p, BrokerPoolName, ComponentKafkaBroker, max(int64(in.Plan.Brokers), 0),
+			brokerSize, log.StorageClassName),
+	}
+}
+
+// ControllerReplicas is the size of the KRaft controller quorum for the plan.
+func ControllerReplicas(plan v1alpha1.Plan) int64 {
+	if plan.Brokers <= 1 {
+		return 1
+	}
+	return 3
+}
+
+func nodePool(p *v1alpha1.AnalyticsPipeline, name, component string, replicas int64,
+	size resource.Quantity, storageClass string) *unstructured.Unstructured {
+	role := "broker"
+	if name == ControllerPoolName {
+		role = "controller"
+	}
+	volume := object{
+		"id":            int64(0),
+		"type":          "persistent-claim",
+		"size":          size.String(),
+		"kraftMetadata": "shared",
+		"deleteClaim":   deleteVolumes(p),
+	}
+	if storageClass != "" {
+		volume["class"] = storageClass
+	}
+	spec := object{
+		"replicas": replicas,
+		"roles":    []any{role},
+		"storage":  object{"type": "jbod", "volumes": []any{volume}},
+	}
+	return newObject(KafkaNodePoolGVK, p, name, AppKafka, component,
+		map[string]string{StrimziClusterLabel: KafkaName(p)}, nil, object{"spec": spec})
+}

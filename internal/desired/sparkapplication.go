@@ -1,0 +1,188 @@
+package desired
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// Driver sizing: the driver of a streaming job only schedules micro-batches.
+const (
+	DriverCores  = 1
+	DriverMemory = "1g"
+)
+
+// Restart of the streaming job: the Spark operator resubmits it whenever it stops.
+const (
+	RestartType          = "Always"
+	RestartRetryInterval = 30 // seconds, after a failed run and after a failed submission
+)
+
+// Where Spark's Prometheus servlet serves metrics, on the driver's UI port: the driver's own
+// metrics (and, with spark.ui.prometheus.enabled, every executor's) in Prometheus format.
+const (
+	SparkUIPort              = 4040
+	SparkMetricsPath         = "/metrics/prometheus"
+	SparkExecutorMetricsPath = "/metrics/executors/prometheus"
+)
+
+// Shuffle volumes. Spark uses every executor volume whose name starts with spark-local-dir- as
+// a local dir (spill, temp and — without our shuffle plugin — shuffle files); the shuffle data
+// volume must not become one, or Spark would stripe spill files over the cheap tier too.
+const (
+	SpillVolumeName       = "spark-local-dir-spill"
+	SpillMountPath        = "/var/data/spill"
+	ShuffleDataVolumeName = "shuffle-data"
+	ShuffleDataMountPath  = "/var/data/shuffle"
+	// ShuffleDataDirsConf tells the tiered shuffle plugin where final shuffle files go.
+	ShuffleDataDirsConf = "spark.strata.shuffle.dataDirs"
+	// ElasticsearchCAMountPath is where the Elasticsearch CA certificate is mounted in the
+	// driver and the executors (file ElasticsearchCAKey).
+	ElasticsearchCAMountPath = "/etc/strata/elasticsearch-ca"
+)
+
+// SparkApplication builds p's SparkApplication (sparkoperator.k8s.io/v1beta2): the streaming
+// job, restarted whenever it stops, with the plan's executor count, cores and memory split.
+//
+// Executor memory: spec.executor.memory is the heap and memoryOverhead is the native overhead
+// plus the page-cache reserve; Spark adds spark.memory.offHeap.size to the pod by itself, so
+// the pod's memory is exactly the plan's budget. The operator passes these typed fields to
+// spark-submit after sparkConf, so SparkConf leaves the same keys out.
+//
+// Everything the pods need besides that (volumes, environment, secrets) goes through Spark's
+// own sparkConf keys rather than the CRD's volumes/env fields: those fields are applied only by
+// the Spark operator's mutating webhook, which drops the storage class and size of on-demand
+// claims, and without which they are ignored. Metrics use Spark's built-in Prometheus servlet
+// (see SparkConf); spec.monitoring is set to say so, without its prometheus section, which
+// would make every executor's JVM load a JMX exporter agent jar that the image must contain.
+func SparkApplication(in Inputs) *unstructured.Unstructured {
+	p := in.Pipeline
+	s := p.Spec.Spark
+	mem := in.Plan.ExecutorMemory
+	version := s.SparkVersion
+	if version == "" {
+		version = DefaultSparkVersion
+	}
+	driver := object{"cores": int64(DriverCores), "memory": DriverMemory}
+	executor := object{
+		"instances":           max(int64(in.Plan.Executors), 1),
+		"cores":               max(int64(in.Plan.ExecutorCores), 1),
+		"memory":              SparkSize(mem.Heap.Value()),
+		"memoryOverhead":      SparkSize(mem.Overhead.Value() + mem.PageCache.Value()),
+		"deleteOnTermination": true,
+	}
+	if s.ServiceAccountName != "" {
+		driver["serviceAccount"] = s.ServiceAccountName
+	}
+	if opts := ExecutorJavaOptions(in); opts != "" {
+		executor["javaOptions"] = opts
+	}
+	spec := object{
+		"type":                sparkAppType(s),
+		"mode":                "cluster",
+		"image":               s.Image,
+		"mainApplicationFile": s.MainApplicationFile,
+		"sparkVersion":        version,
+		"restartPolicy": object{
+			"type":                             RestartType,
+			"onFailureRetryInterval":           int64(RestartRetryInterval),
+			"onSubmissionFailureRetryInterval": int64(RestartRetryInterval),
+		},
+		"sparkConf":  SparkConf(in),
+		"driver":     driver,
+		"executor":   executor,
+		"monitoring": object{"exposeDriverMetrics": true, "exposeExecutorMetrics": true},
+	}
+	if s.MainClass != "" {
+		spec["mainClass"] = s.MainClass
+	}
+	if len(s.Arguments) > 0 {
+		spec["arguments"] = s.Arguments
+	}
+	return newObject(SparkApplicationGVK, p, SparkApplicationName(p), AppSpark, ComponentSpark, nil, nil,
+		object{"spec": spec})
+}
+
+// sparkAppType is the application type the Spark operator wants: Python and R by the main
+// file's extension, else a JVM job (Scala and Java are handled alike).
+func sparkAppType(s v1alpha1.SparkSpec) string {
+	file := strings.ToLower(s.MainApplicationFile)
+	switch {
+	case strings.HasSuffix(file, ".py"):
+		return "Python"
+	case strings.HasSuffix(file, ".r"):
+		return "R"
+	default:
+		return "Scala"
+	}
+}
+
+// typedKeys are the Spark settings the SparkApplication carries in typed fields (which
+// spark-submit receives after sparkConf, so they win) or that the plan decides alone; SparkConf
+// drops them so that no setting appears twice with two values.
+var typedKeys = []string{
+	"spark.executor.instances",
+	"spark.executor.cores",
+	"spark.executor.memory",
+	"spark.executor.memoryOverhead",
+	"spark.executor.extraJavaOptions",
+	"spark.local.dir",
+}
+
+// SparkConf is the SparkApplication's sparkConf: spec.spark.sparkConf, overridden by the
+// plan's memory settings, overridden by what the pipeline wires itself (shuffle volumes, the
+// Kafka and Elasticsearch endpoints and credentials, metrics), without typedKeys.
+func SparkConf(in Inputs) map[string]string {
+	conf := mergeConf(in.Pipeline.Spec.Spark.SparkConf, in.Plan.ExecutorMemory.SparkConf, wiredConf(in))
+	if off := in.Plan.ExecutorMemory.OffHeap.Value(); off > 0 && conf["spark.memory.offHeap.size"] == "" {
+		conf["spark.memory.offHeap.enabled"] = "true"
+		conf["spark.memory.offHeap.size"] = SparkSize(off)
+	}
+	for _, k := range typedKeys {
+		delete(conf, k)
+	}
+	return conf
+}
+
+// mergeConf merges Spark settings; a later layer wins over an earlier one.
+func mergeConf(layers ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, layer := range layers {
+		for k, v := range layer {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// ExecutorJavaOptions are the executors' JVM options: the user's
+// spark.executor.extraJavaOptions, then the plan's options (the later of two JVM flags wins,
+// so the plan's heap behaviour holds).
+func ExecutorJavaOptions(in Inputs) string {
+	var parts []string
+	for _, s := range []string{in.Pipeline.Spec.Spark.SparkConf["spark.executor.extraJavaOptions"],
+		in.Plan.ExecutorMemory.JavaOptions} {
+		if s = strings.TrimSpace(s); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// SparkSize formats a byte count as a Spark size: whole g when possible, else m, else k
+// (rounded up). Spark's sizes are binary: 1g is 1024m.
+func SparkSize(bytes int64) string {
+	const kib, mib, gib = 1 << 10, 1 << 20, 1 << 30
+	switch {
+	case bytes <= 0:
+		return "0m"
+	case bytes%gib == 0:
+		return itoa(bytes/gib) + "g"
+	case bytes%mib == 0:
+		return itoa(bytes/mib) + "m"
+	default:
+		return itoa((bytes+kib-1)/kib) + "k"
+	}
+}

@@ -1,0 +1,123 @@
+package desired
+
+import (
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// ShuffleVolume is an on-demand PersistentVolumeClaim each executor gets: Spark creates one
+// claim per executor pod from these settings (and, with the PVC reuse settings of wiredConf,
+// hands a dead executor's claim to its replacement).
+type ShuffleVolume struct {
+	Name         string
+	StorageClass string // empty: the cluster's default StorageClass
+	Size         resource.Quantity
+	MountPath    string
+}
+
+// ShuffleVolumes returns the executors' shuffle volumes: always the spill volume (a Spark local
+// dir, on the spill tier), and a separate shuffle data volume when the plan puts final shuffle
+// files on another tier. When both roles share a tier, the one local-dir volume holds both, so
+// its size is the sum of the two.
+func ShuffleVolumes(in Inputs) (spill ShuffleVolume, data *ShuffleVolume) {
+	sh := in.Pipeline.Spec.Spark.Shuffle
+	sp, _ := placement(in.Plan, v1alpha1.RoleSparkSpill)
+	spill = ShuffleVolume{Name: SpillVolumeName, StorageClass: sp.StorageClassName,
+		Size: sh.SpillSize.DeepCopy(), MountPath: SpillMountPath}
+	if !sp.SizePerReplica.IsZero() {
+		spill.Size = sp.SizePerReplica.DeepCopy()
+	}
+	dp, ok := placement(in.Plan, v1alpha1.RoleSparkShuffleData)
+	if !ok {
+		return spill, nil
+	}
+	if dp.Tier == sp.Tier {
+		spill.Size.Add(dp.SizePerReplica)
+		return spill, nil
+	}
+	return spill, &ShuffleVolume{Name: ShuffleDataVolumeName, StorageClass: dp.StorageClassName,
+		Size: dp.SizePerReplica.DeepCopy(), MountPath: ShuffleDataMountPath}
+}
+
+// pvcConf mounts an on-demand claim in every executor. The storage class and size must be given
+// here: the Spark operator drops them from an on-demand claim in spec.volumes.
+func pvcConf(conf map[string]string, v ShuffleVolume) {
+	prefix := "spark.kubernetes.executor.volumes.persistentVolumeClaim." + v.Name + "."
+	conf[prefix+"options.claimName"] = "OnDemand"
+	conf[prefix+"options.sizeLimit"] = v.Size.String()
+	if v.StorageClass != "" {
+		conf[prefix+"options.storageClass"] = v.StorageClass
+	}
+	conf[prefix+"mount.path"] = v.MountPath
+	conf[prefix+"mount.readOnly"] = "false"
+}
+
+// env sets an environment variable in the driver and in the executors.
+func env(conf map[string]string, name, value string) {
+	conf["spark.kubernetes.driverEnv."+name] = value
+	conf["spark.executorEnv."+name] = value
+}
+
+// wiredConf is what the pipeline itself sets in the job's configuration; it wins over the
+// user's and the plan's settings.
+func wiredConf(in Inputs) map[string]string {
+	p := in.Pipeline
+	conf := map[string]string{
+		// The plan decides the executor count; dynamic allocation would undo it.
+		"spark.dynamicAllocation.enabled": "false",
+		// Executors' shuffle claims belong to the driver and pass to replacement executors,
+		// instead of piling up (on local tiers, every claim holds a whole disk).
+		"spark.kubernetes.driver.ownPersistentVolumeClaim":         "true",
+		"spark.kubernetes.driver.reusePersistentVolumeClaim":       "true",
+		"spark.kubernetes.driver.waitToReusePersistentVolumeClaim": "true",
+	}
+
+	spill, data := ShuffleVolumes(in)
+	pvcConf(conf, spill)
+	if data != nil {
+		pvcConf(conf, *data)
+		conf[ShuffleDataDirsConf] = data.MountPath
+	}
+
+	// Kafka: the job reads these settings or the environment.
+	conf["spark.strata.kafka.bootstrapServers"] = BootstrapServers(p)
+	conf["spark.strata.kafka.topic"] = TopicName(p)
+	env(conf, "KAFKA_BOOTSTRAP_SERVERS", BootstrapServers(p))
+	env(conf, "KAFKA_TOPIC", TopicName(p))
+
+	// Elasticsearch through ECK's HTTPS service, as elasticsearch-hadoop reads it (spark.es.*),
+	// with the elastic user's password from ECK's secret and ECK's CA certificate mounted. The
+	// password cannot be a Spark setting: the job sets es.net.http.auth.pass from ES_PASSWORD.
+	conf["spark.es.nodes"] = ElasticsearchServiceHost(p)
+	conf["spark.es.port"] = strconv.Itoa(ElasticsearchPort)
+	conf["spark.es.nodes.wan.only"] = "true"
+	conf["spark.es.net.ssl"] = "true"
+	conf["spark.es.net.http.auth.user"] = ElasticsearchUser
+	if in.Plan.Shards > 0 {
+		conf["spark.strata.elasticsearch.shards"] = strconv.Itoa(int(in.Plan.Shards))
+	}
+	env(conf, "ES_URL", ElasticsearchServiceURL(p))
+	env(conf, "ES_USER", ElasticsearchUser)
+	env(conf, "ES_CA_CERT", ElasticsearchCAMountPath+"/"+ElasticsearchCAKey)
+	secretRef := ElasticsearchUserSecret(p) + ":" + ElasticsearchUser
+	conf["spark.kubernetes.driver.secretKeyRef.ES_PASSWORD"] = secretRef
+	conf["spark.kubernetes.executor.secretKeyRef.ES_PASSWORD"] = secretRef
+	conf["spark.kubernetes.driver.secrets."+ElasticsearchCASecret(p)] = ElasticsearchCAMountPath
+	conf["spark.kubernetes.executor.secrets."+ElasticsearchCASecret(p)] = ElasticsearchCAMountPath
+
+	// Metrics: Spark's Prometheus servlet on the driver's UI port, with the executors' metrics
+	// and the streaming query's rates; a fixed namespace keeps metric names stable across
+	// restarts (the default is the application ID, new with every run).
+	conf["spark.ui.prometheus.enabled"] = "true"
+	conf["spark.metrics.conf.*.sink.prometheusServlet.class"] = "org.apache.spark.metrics.sink.PrometheusServlet"
+	conf["spark.metrics.conf.*.sink.prometheusServlet.path"] = SparkMetricsPath
+	conf["spark.metrics.namespace"] = p.Name
+	conf["spark.metrics.appStatusSource.enabled"] = "true"
+	conf["spark.sql.streaming.metricsEnabled"] = "true"
+	return conf
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
