@@ -1,0 +1,178 @@
+package desired
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// A test case: a pipeline and a plan written by hand (not by internal/plan), so that these
+// tests pin the builders alone.
+type testCase struct {
+	name string
+	in   Inputs
+}
+
+func testCases() []testCase {
+	return []testCase{
+		{name: "split-tiers", in: splitTiers()},
+		{name: "single-tier-delete", in: singleTierDelete()},
+	}
+}
+
+func q(s string) resource.Quantity { return resource.MustParse(s) }
+
+// splitTiers is API.md's example: Kafka, spill and Elasticsearch on local NVMe, final shuffle
+// data on st1 HDD, three brokers, volumes retained.
+func splitTiers() Inputs {
+	p := &v1alpha1.AnalyticsPipeline{
+		ObjectMeta: metav1.ObjectMeta{Name: "sensors", Namespace: "analytics",
+			UID: "6f1c2d3e-0000-4000-8000-000000000001"},
+		Spec: v1alpha1.AnalyticsPipelineSpec{
+			Workload: v1alpha1.WorkloadSpec{MessagesPerSecond: 10000, MessageBytes: 9028, Producers: 1},
+			Network: v1alpha1.NetworkSpec{LinkBitsPerSecond: q("1G"), EfficiencyPercent: 90,
+				TargetUtilizationPercent: 80},
+			Kafka: v1alpha1.KafkaSpec{
+				Version:           "4.2.0",
+				ReplicationFactor: 2,
+				Brokers:           v1alpha1.Range{Min: 2, Max: 6},
+				Storage:           v1alpha1.StorageRef{Tier: "nvme-local", Size: q("200Gi")},
+				RackTopologyKey:   "kubernetes.io/hostname",
+				Topic:             v1alpha1.TopicSpec{Name: "sensor-readings"},
+			},
+			Spark: v1alpha1.SparkSpec{
+				Image:                        "registry.example/sensor-job:1.0",
+				MainApplicationFile:          "local:///opt/app/job.jar",
+				MainClass:                    "example.SensorJob",
+				SparkVersion:                 "4.0.1",
+				Executors:                    v1alpha1.ExecutorsSpec{Min: 2, Max: 10, Cores: 5},
+				MessagesPerSecondPerExecutor: 4000,
+				Memory: v1alpha1.MemorySpec{Budget: q("16Gi"), OffHeapPercent: 50, PageCachePercent: 25,
+					MinHeap: ptr.To(q("2Gi"))},
+				Shuffle: v1alpha1.ShuffleSpec{SpillTier: "nvme-local", SpillSize: q("20Gi"),
+					DataTier: "hdd-st1", DataSize: ptr.To(q("40Gi"))},
+				ServiceAccountName: "sensor-job",
+				Arguments:          []string{"--checkpoint", "/checkpoints/sensors"},
+				SparkConf: map[string]string{
+					"spark.sql.shuffle.partitions":    "40",
+					"spark.executor.memory":           "2g", // the plan's heap wins
+					"spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+					"spark.dynamicAllocation.enabled": "true", // the plan's executor count wins
+				},
+			},
+			Elasticsearch: v1alpha1.ElasticsearchSpec{
+				Version:                  "8.19.0",
+				DataNodes:                v1alpha1.Range{Min: 2, Max: 6},
+				MasterNodes:              3,
+				MessagesPerSecondPerNode: 8000,
+				Storage:                  v1alpha1.StorageRef{Tier: "nvme-local", Size: q("500Gi")},
+			},
+			VolumeReclaimPolicy: "Retain",
+		},
+	}
+	plan := v1alpha1.Plan{
+		Brokers: 3, ReplicationFactor: 2, MinInSyncReplicas: 1, Partitions: 20,
+		Executors: 4, ExecutorCores: 5, ElasticsearchDataNodes: 2, Shards: 2,
+		IngestBytesPerSecond:          90280000,
+		LinkUsableBytesPerSecond:      112500000,
+		LinkPlannedBytesPerSecond:     90000000,
+		BrokerReceiveBytesPerSecond:   60186666,
+		BrokerSendBytesPerSecond:      60186666,
+		BrokerDiskWriteBytesPerSecond: 60186666,
+		MaxMessagesPerSecond:          16000,
+		Bottleneck:                    v1alpha1.BottleneckNone,
+		ExecutorMemory: v1alpha1.ExecutorMemory{
+			Heap: q("5586Mi"), OffHeap: q("5585Mi"), Overhead: q("1117Mi"), PageCache: q("4Gi"),
+			Pod: q("16Gi"),
+			SparkConf: map[string]string{
+				"spark.executor.memory":         "5586m",
+				"spark.executor.memoryOverhead": "5213m",
+				"spark.memory.offHeap.enabled":  "true",
+				"spark.memory.offHeap.size":     "5585m",
+			},
+			JavaOptions: "-XX:+UseG1GC -Xms1g -XX:G1PeriodicGCInterval=60000",
+		},
+		Storage: []v1alpha1.StoragePlacement{
+			{Role: v1alpha1.RoleKafkaLog, Tier: "nvme-local", StorageClassName: "strata-nvme-local",
+				SizePerReplica: q("200Gi"), Replicas: 3, MonthlyCost: "129.60"},
+			{Role: v1alpha1.RoleSparkSpill, Tier: "nvme-local", StorageClassName: "strata-nvme-local",
+				SizePerReplica: q("20Gi"), Replicas: 4, MonthlyCost: "17.28"},
+			{Role: v1alpha1.RoleSparkShuffleData, Tier: "hdd-st1", StorageClassName: "st1",
+				SizePerReplica: q("40Gi"), Replicas: 4, MonthlyCost: "8.64"},
+			{Role: v1alpha1.RoleElasticsearchData, Tier: "nvme-local", StorageClassName: "strata-nvme-local",
+				SizePerReplica: q("500Gi"), Replicas: 2, MonthlyCost: "216.00"},
+		},
+		MonthlyStorageCost: "371.52", SingleTierMonthlyStorageCost: "380.16",
+	}
+	return Inputs{Pipeline: p, Plan: plan}
+}
+
+// singleTierDelete is a small pipeline on one SSD tier: spill and shuffle data share it, one
+// broker (so no Cruise Control), a Python job without off-heap memory, zones as failure
+// domains, volumes deleted with the pipeline, and a spec the API server has not defaulted
+// (no Kafka, Spark or Elasticsearch version).
+func singleTierDelete() Inputs {
+	p := &v1alpha1.AnalyticsPipeline{
+		ObjectMeta: metav1.ObjectMeta{Name: "clicks", Namespace: "web",
+			UID: "6f1c2d3e-0000-4000-8000-000000000002"},
+		Spec: v1alpha1.AnalyticsPipelineSpec{
+			Workload: v1alpha1.WorkloadSpec{MessagesPerSecond: 2000, MessageBytes: 1024},
+			Network:  v1alpha1.NetworkSpec{LinkBitsPerSecond: q("10G")},
+			Kafka: v1alpha1.KafkaSpec{
+				ReplicationFactor: 1,
+				Brokers:           v1alpha1.Range{Min: 1, Max: 1},
+				Storage:           v1alpha1.StorageRef{Tier: "ssd", Size: q("50Gi")},
+				RackTopologyKey:   "topology.kubernetes.io/zone",
+			},
+			Spark: v1alpha1.SparkSpec{
+				Image:                        "registry.example/clicks:2.3",
+				MainApplicationFile:          "local:///opt/app/job.py",
+				Executors:                    v1alpha1.ExecutorsSpec{Min: 1, Max: 4, Cores: 4},
+				MessagesPerSecondPerExecutor: 3000,
+				Memory:                       v1alpha1.MemorySpec{Budget: q("8Gi"), PageCachePercent: 20},
+				Shuffle:                      v1alpha1.ShuffleSpec{SpillTier: "ssd", SpillSize: q("10Gi"), DataSize: ptr.To(q("30Gi"))},
+			},
+			Elasticsearch: v1alpha1.ElasticsearchSpec{
+				DataNodes:                v1alpha1.Range{Min: 1, Max: 3},
+				MasterNodes:              1,
+				MessagesPerSecondPerNode: 5000,
+				Storage:                  v1alpha1.StorageRef{Tier: "ssd", Size: q("100Gi")},
+			},
+			VolumeReclaimPolicy: "Delete",
+		},
+	}
+	plan := v1alpha1.Plan{
+		Brokers: 1, ReplicationFactor: 1, MinInSyncReplicas: 1, Partitions: 8,
+		Executors: 2, ExecutorCores: 4, ElasticsearchDataNodes: 1, Shards: 1,
+		IngestBytesPerSecond:          2048000,
+		LinkUsableBytesPerSecond:      1125000000,
+		LinkPlannedBytesPerSecond:     900000000,
+		BrokerReceiveBytesPerSecond:   2048000,
+		BrokerSendBytesPerSecond:      2048000,
+		BrokerDiskWriteBytesPerSecond: 2048000,
+		MaxMessagesPerSecond:          5000,
+		Bottleneck:                    v1alpha1.BottleneckNone,
+		ExecutorMemory: v1alpha1.ExecutorMemory{
+			Heap: q("5957Mi"), OffHeap: q("0"), Overhead: q("596Mi"), PageCache: q("1639Mi"), Pod: q("8Gi"),
+			SparkConf: map[string]string{
+				"spark.executor.memory":         "5957m",
+				"spark.executor.memoryOverhead": "2235m",
+			},
+			JavaOptions: "-XX:+UseG1GC",
+		},
+		Storage: []v1alpha1.StoragePlacement{
+			{Role: v1alpha1.RoleKafkaLog, Tier: "ssd", StorageClassName: "gp3",
+				SizePerReplica: q("50Gi"), Replicas: 1, MonthlyCost: "6.00"},
+			{Role: v1alpha1.RoleSparkSpill, Tier: "ssd", StorageClassName: "gp3",
+				SizePerReplica: q("10Gi"), Replicas: 2, MonthlyCost: "2.40"},
+			{Role: v1alpha1.RoleSparkShuffleData, Tier: "ssd", StorageClassName: "gp3",
+				SizePerReplica: q("30Gi"), Replicas: 2, MonthlyCost: "7.20"},
+			{Role: v1alpha1.RoleElasticsearchData, Tier: "ssd", StorageClassName: "gp3",
+				SizePerReplica: q("100Gi"), Replicas: 1, MonthlyCost: "12.00"},
+		},
+		MonthlyStorageCost: "27.60", SingleTierMonthlyStorageCost: "27.60",
+	}
+	return Inputs{Pipeline: p, Plan: plan}
+}

@@ -1,0 +1,179 @@
+package desired
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// goldenName is the file holding one object of a test case.
+func goldenName(tc string, u *unstructured.Unstructured) string {
+	return fmt.Sprintf("%s.%s-%s.golden.yaml", tc, strings.ToLower(u.GetKind()), u.GetName())
+}
+
+// TestGolden compares every object All builds with testdata/<case>.<kind>-<name>.golden.yaml;
+// `go test ./internal/desired -update` rewrites them (and removes those no longer built).
+func TestGolden(t *testing.T) {
+	for _, tc := range testCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			want := map[string]bool{}
+			for _, u := range All(tc.in) {
+				name := goldenName(tc.name, u)
+				want[name] = true
+				got, err := yaml.Marshal(u.Object)
+				if err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join("testdata", name)
+				if *update {
+					if err := os.MkdirAll("testdata", 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				old, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (run `go test ./internal/desired -update` to create it)", err)
+				}
+				if !bytes.Equal(old, got) {
+					t.Errorf("%s differs from the built object (run with -update if the change is "+
+						"intended):\n%s", path, lineDiff(string(old), string(got)))
+				}
+			}
+			stale, _ := filepath.Glob(filepath.Join("testdata", tc.name+".*.golden.yaml"))
+			for _, path := range stale {
+				if want[filepath.Base(path)] {
+					continue
+				}
+				if *update {
+					_ = os.Remove(path)
+				} else {
+					t.Errorf("%s is no longer built: remove it (or run with -update)", path)
+				}
+			}
+		})
+	}
+}
+
+// lineDiff lists the lines only in want (-) or only in got (+), in order; enough to see what
+// changed in a golden file.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	count := func(lines []string) map[string]int {
+		m := map[string]int{}
+		for _, l := range lines {
+			m[l]++
+		}
+		return m
+	}
+	wc, gc := count(w), count(g)
+	var out []string
+	for _, l := range w {
+		if gc[l] == 0 {
+			out = append(out, "- "+l)
+		} else {
+			gc[l]--
+		}
+	}
+	for _, l := range g {
+		if wc[l] == 0 {
+			out = append(out, "+ "+l)
+		} else {
+			wc[l]--
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestDeterministic builds everything twice from separately built inputs: the objects must be
+// equal, marshal identically, and be valid unstructured content (DeepCopy panics on Go types
+// JSON does not have, such as int32 or []string).
+func TestDeterministic(t *testing.T) {
+	for i, tc := range testCases() {
+		a, b := All(tc.in), All(testCases()[i].in)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: two builds from equal inputs differ", tc.name)
+		}
+		for j := range a {
+			ya, _ := yaml.Marshal(a[j].Object)
+			yb, _ := yaml.Marshal(a[j].DeepCopy().Object)
+			if !bytes.Equal(ya, yb) {
+				t.Errorf("%s: %s changes when deep-copied", tc.name, a[j].GetName())
+			}
+		}
+	}
+}
+
+// TestAllOrderAndKinds pins the apply order: ConfigMap, rebalance template (with Cruise
+// Control only), node pools, Kafka, topic, Elasticsearch, SparkApplication.
+func TestAllOrderAndKinds(t *testing.T) {
+	kinds := func(in Inputs) []string {
+		var ks []string
+		for _, u := range All(in) {
+			ks = append(ks, u.GetKind()+"/"+u.GetName())
+		}
+		return ks
+	}
+	want := map[string][]string{
+		"split-tiers": {"ConfigMap/sensors-kafka-metrics", "KafkaRebalance/sensors-rebalance-template",
+			"KafkaNodePool/controller", "KafkaNodePool/broker", "Kafka/sensors", "KafkaTopic/sensors",
+			"Elasticsearch/sensors", "SparkApplication/sensors"},
+		"single-tier-delete": {"ConfigMap/clicks-kafka-metrics", "KafkaNodePool/controller",
+			"KafkaNodePool/broker", "Kafka/clicks", "KafkaTopic/clicks", "Elasticsearch/clicks",
+			"SparkApplication/clicks"},
+	}
+	for _, tc := range testCases() {
+		if got := kinds(tc.in); !reflect.DeepEqual(got, want[tc.name]) {
+			t.Errorf("%s: All() = %v, want %v", tc.name, got, want[tc.name])
+		}
+	}
+}
+
+// TestCommonMetadata checks what every child carries: the pipeline's namespace, the five
+// app.kubernetes.io labels and the pipeline as controlling owner.
+func TestCommonMetadata(t *testing.T) {
+	for _, tc := range testCases() {
+		p := tc.in.Pipeline
+		for _, u := range All(tc.in) {
+			id := tc.name + " " + u.GetKind() + "/" + u.GetName()
+			if u.GetNamespace() != p.Namespace {
+				t.Errorf("%s: namespace %q, want %q", id, u.GetNamespace(), p.Namespace)
+			}
+			l := u.GetLabels()
+			var keys []string
+			for _, k := range []string{LabelName, LabelInstance, LabelComponent, LabelPartOf, LabelManagedBy} {
+				if l[k] == "" {
+					keys = append(keys, k)
+				}
+			}
+			sort.Strings(keys)
+			if len(keys) > 0 || l[LabelInstance] != p.Name || l[LabelPartOf] != "strata" || l[LabelManagedBy] != "strata" {
+				t.Errorf("%s: labels %v (missing %v)", id, l, keys)
+			}
+			refs := u.GetOwnerReferences()
+			if len(refs) != 1 {
+				t.Fatalf("%s: %d owner references, want 1", id, len(refs))
+			}
+			r := refs[0]
+			if r.APIVersion != "strata.dev/v1alpha1" || r.Kind != "AnalyticsPipeline" || r.Name != p.Name ||
+				r.UID != p.UID || r.Controller == nil || !*r.Controller || r.BlockOwnerDeletion == nil ||
+				!*r.BlockOwnerDeletion {
+				t.Errorf("%s: owner reference %+v", id, r)
+			}
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package desired
+
+import (
+	"reflect"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+func TestNames(t *testing.T) {
+	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Name: "sensors", Namespace: "analytics"}}
+	named := p.DeepCopy()
+	named.Spec.Kafka.Topic.Name = "readings"
+	for _, tt := range []struct{ name, got, want string }{
+		{"KafkaName", KafkaName(p), "sensors"},
+		{"BrokerPodPrefix", BrokerPodPrefix(p), "sensors-broker-"},
+		{"BootstrapServers", BootstrapServers(p), "sensors-kafka-bootstrap.analytics.svc:9092"},
+		{"TopicName default", TopicName(p), "sensors"},
+		{"TopicName set", TopicName(named), "readings"},
+		{"KafkaTopicName", KafkaTopicName(named), "sensors"},
+		{"KafkaMetricsConfigMapName", KafkaMetricsConfigMapName(p), "sensors-kafka-metrics"},
+		{"RebalanceTemplateName", RebalanceTemplateName(p), "sensors-rebalance-template"},
+		{"ElasticsearchServiceURL", ElasticsearchServiceURL(p), "https://sensors-es-http.analytics.svc:9200"},
+		{"ElasticsearchUserSecret", ElasticsearchUserSecret(p), "sensors-es-elastic-user"},
+		{"ElasticsearchCASecret", ElasticsearchCASecret(p), "sensors-es-http-certs-public"},
+		{"ElasticsearchStatefulSetName", ElasticsearchStatefulSetName(p, "data"), "sensors-es-data"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s = %q, want %q", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+func TestSparkSize(t *testing.T) {
+	for _, tt := range []struct {
+		bytes int64
+		want  string
+	}{
+		{0, "0m"},
+		{-5, "0m"},
+		{1 << 30, "1g"},
+		{16 << 30, "16g"},
+		{5586 << 20, "5586m"},
+		{1536 << 20, "1536m"},
+		{1 << 10, "1k"},
+		{1025, "2k"}, // rounded up
+		{(1 << 20) + 1, "1025k"},
+	} {
+		if got := SparkSize(tt.bytes); got != tt.want {
+			t.Errorf("SparkSize(%d) = %q, want %q", tt.bytes, got, tt.want)
+		}
+	}
+}
+
+func TestNetworkCapacity(t *testing.T) {
+	for _, tt := range []struct {
+		bytes int64
+		want  string
+	}{
+		{112500000, "109863KiB/s"}, // 1 Gbit/s at 90 %
+		{1125000000, "1098632KiB/s"},
+		{1023, "0KiB/s"},
+		{0, "0KiB/s"},
+		{-1, "0KiB/s"},
+	} {
+		if got := NetworkCapacity(tt.bytes); got != tt.want {
+			t.Errorf("NetworkCapacity(%d) = %q, want %q", tt.bytes, got, tt.want)
+		}
+	}
+}
+
+func TestMergeConf(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		layers []map[string]string
+		want   map[string]string
+	}{
+		{"none", nil, map[string]string{}},
+		{"nil layers", []map[string]string{nil, nil}, map[string]string{}},
+		{"later wins", []map[string]string{{"a": "user", "b": "user"}, {"a": "plan"}},
+			map[string]string{"a": "plan", "b": "user"}},
+		{"three layers", []map[string]string{{"a": "1", "b": "1", "c": "1"}, {"b": "2", "c": "2"}, {"c": "3"}},
+			map[string]string{"a": "1", "b": "2", "c": "3"}},
+	} {
+		if got := mergeConf(tt.layers...); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: mergeConf = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestSparkConfPrecedence: the user's settings survive unless the plan or the pipeline's own
+// wiring decides them; typed settings are left to the typed fields.
+func TestSparkConfPrecedence(t *testing.T) {
+	in := splitTiers()
+	in.Pipeline.Spec.Spark.SparkConf["spark.memory.offHeap.size"] = "1g"
+	in.Pipeline.Spec.Spark.SparkConf["spark.strata.kafka.topic"] = "other"
+	conf := SparkConf(in)
+	for _, tt := range []struct{ key, want, why string }{
+		{"spark.sql.shuffle.partitions", "40", "user setting the plan does not decide"},
+		{"spark.memory.offHeap.size", "5585m", "plan wins over user"},
+		{"spark.strata.kafka.topic", "sensor-readings", "wiring wins over user"},
+		{"spark.dynamicAllocation.enabled", "false", "the plan decides the executor count"},
+		{"spark.executor.memory", "", "typed field executor.memory carries it"},
+		{"spark.executor.extraJavaOptions", "", "typed field executor.javaOptions carries it"},
+	} {
+		if got := conf[tt.key]; got != tt.want {
+			t.Errorf("%s = %q, want %q (%s)", tt.key, got, tt.want, tt.why)
+		}
+	}
+
+	// No off-heap in the plan's settings: derived from the plan's off-heap size.
+	in = splitTiers()
+	in.Plan.ExecutorMemory.SparkConf = nil
+	conf = SparkConf(in)
+	if conf["spark.memory.offHeap.enabled"] != "true" || conf["spark.memory.offHeap.size"] != "5585m" {
+		t.Errorf("off-heap not derived from the plan: %q %q",
+			conf["spark.memory.offHeap.enabled"], conf["spark.memory.offHeap.size"])
+	}
+}
+
+func TestExecutorJavaOptions(t *testing.T) {
+	for _, tt := range []struct{ user, plan, want string }{
+		{"", "", ""},
+		{"-Da=b", "", "-Da=b"},
+		{"", "-XX:+UseG1GC", "-XX:+UseG1GC"},
+		{" -Xmx8g ", "-Xms1g -XX:+UseG1GC", "-Xmx8g -Xms1g -XX:+UseG1GC"}, // the plan's flags come last and win
+	} {
+		in := splitTiers()
+		in.Pipeline.Spec.Spark.SparkConf = map[string]string{"spark.executor.extraJavaOptions": tt.user}
+		in.Plan.ExecutorMemory.JavaOptions = tt.plan
+		if got := ExecutorJavaOptions(in); got != tt.want {
+			t.Errorf("ExecutorJavaOptions(%q, %q) = %q, want %q", tt.user, tt.plan, got, tt.want)
+		}
+	}
+}
+
+func TestRebalanceThrottle(t *testing.T) {
+	for _, tt := range []struct {
+		name                string
+		link, receive, send int64
+		want                int64
+	}{
+		{"no link rate", 0, 10, 10, 0},
+		{"spare link", 112500000, 60186666, 40000000, 52313334},
+		{"send is busier", 100, 10, 50, 50},
+		{"saturated: floor", 100, 100, 120, 10},
+	} {
+		plan := v1alpha1.Plan{LinkUsableBytesPerSecond: tt.link, BrokerReceiveBytesPerSecond: tt.receive,
+			BrokerSendBytesPerSecond: tt.send}
+		if got := RebalanceThrottle(plan); got != tt.want {
+			t.Errorf("%s: RebalanceThrottle = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestControllerReplicas(t *testing.T) {
+	for brokers, want := range map[int32]int64{0: 1, 1: 1, 2: 3, 3: 3, 12: 3} {
+		if got := ControllerReplicas(v1alpha1.Plan{Brokers: brokers}); got != want {
+			t.Errorf("ControllerReplicas(%d brokers) = %d, want %d", brokers, got, want)
+		}
+	}
+}
+
+func TestReplication(t *testing.T) {
+	for _, tt := range []struct{ rf, minISR, wantRF, wantMin int32 }{
+		{3, 2, 3, 2},
+		{0, 0, 1, 1},
+		{2, 5, 2, 2}, // never above the replication factor
+	} {
+		rf, minISR := replication(v1alpha1.Plan{ReplicationFactor: tt.rf, MinInSyncReplicas: tt.minISR})
+		if rf != int64(tt.wantRF) || minISR != int64(tt.wantMin) {
+			t.Errorf("replication(%d, %d) = %d, %d", tt.rf, tt.minISR, rf, minISR)
+		}
+	}
+}
+
+func TestSparkAppTypeAndZoneAware(t *testing.T) {
+	for file, want := range map[string]string{
+		"local:///opt/app/job.jar": "Scala", "local:///opt/app/job.py": "Python",
+		"s3a://b/job.R": "R", "local:///opt/app/job": "Scala",
+	} {
+		if got := sparkAppType(v1alpha1.SparkSpec{MainApplicationFile: file}); got != want {
+			t.Errorf("sparkAppType(%s) = %s, want %s", file, got, want)
+		}
+	}
+	for key, want := range map[string]bool{
+		"kubernetes.io/hostname": false, "topology.kubernetes.io/zone": true,
+		"failure-domain.beta.kubernetes.io/zone": true, "example.com/rack": false,
+	} {
+		if got := zoneAware(key); got != want {
+			t.Errorf("zoneAware(%s) = %v, want %v", key, got, want)
+		}
+	}
+}
