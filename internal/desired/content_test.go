@@ -108,7 +108,7 @@ func TestTopic(t *testing.T) {
 // parseSparkSize reads back what SparkSize writes.
 func parseSparkSize(t *testing.T, s string) int64 {
 	t.Helper()
-	units := map[byte]int64{'k': 1 << 10, 'm': 1 << 20, 'g': 1 << 30}
+	units := map[byte]int64{'m': 1 << 20, 'g': 1 << 30}
 	n, err := strconv.ParseInt(s[:len(s)-1], 10, 64)
 	if err != nil || units[s[len(s)-1]] == 0 {
 		t.Fatalf("bad Spark size %q", s)
@@ -125,7 +125,8 @@ func TestSparkApplicationMemoryIsTheBudget(t *testing.T) {
 		if conf["spark.memory.offHeap.enabled"] == "true" {
 			pod += parseSparkSize(t, conf["spark.memory.offHeap.size"])
 		}
-		if want := tc.in.Plan.ExecutorMemory.Pod.Value(); pod != want {
+		// Spark sizes pods in whole MiB.
+		if want := tc.in.Plan.ExecutorMemory.Pod.Value() / (1 << 20) * (1 << 20); pod != want {
 			t.Errorf("%s: executor pod memory %d, want the budget %d", tc.name, pod, want)
 		}
 		if got := field(t, app, "spec", "executor", "instances"); got != int64(tc.in.Plan.Executors) {

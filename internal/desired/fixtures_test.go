@@ -86,13 +86,17 @@ func splitTiers() Inputs {
 		ExecutorMemory: v1alpha1.ExecutorMemory{
 			Heap: q("5586Mi"), OffHeap: q("5585Mi"), Overhead: q("1117Mi"), PageCache: q("4Gi"),
 			Pod: q("16Gi"),
+			// The shape internal/plan writes: typed settings too, and -Xms through
+			// _JAVA_OPTIONS.
 			SparkConf: map[string]string{
-				"spark.executor.memory":         "5586m",
-				"spark.executor.memoryOverhead": "5213m",
-				"spark.memory.offHeap.enabled":  "true",
-				"spark.memory.offHeap.size":     "5585m",
+				"spark.executor.memory":           "5586m",
+				"spark.executor.memoryOverhead":   "5213m",
+				"spark.memory.offHeap.enabled":    "true",
+				"spark.memory.offHeap.size":       "5585m",
+				"spark.executor.cores":            "5",
+				"spark.executorEnv._JAVA_OPTIONS": "-Xms1024m",
 			},
-			JavaOptions: "-XX:+UseG1GC -Xms1g -XX:G1PeriodicGCInterval=60000",
+			JavaOptions: "-Xms1024m -XX:+UseG1GC -XX:G1PeriodicGCInterval=60000 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30",
 		},
 		Storage: []v1alpha1.StoragePlacement{
 			{Role: v1alpha1.RoleKafkaLog, Tier: "nvme-local", StorageClassName: "strata-nvme-local",

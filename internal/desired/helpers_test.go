@@ -44,9 +44,8 @@ func TestSparkSize(t *testing.T) {
 		{16 << 30, "16g"},
 		{5586 << 20, "5586m"},
 		{1536 << 20, "1536m"},
-		{1 << 10, "1k"},
-		{1025, "2k"}, // rounded up
-		{(1 << 20) + 1, "1025k"},
+		{1 << 10, "0m"},             // below a MiB: Spark would read 0 too
+		{(5586 << 20) + 1, "5586m"}, // rounded down, as Spark does
 	} {
 		if got := SparkSize(tt.bytes); got != tt.want {
 			t.Errorf("SparkSize(%d) = %q, want %q", tt.bytes, got, tt.want)

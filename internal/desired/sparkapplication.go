@@ -48,7 +48,7 @@ const (
 //
 // Executor memory: spec.executor.memory is the heap and memoryOverhead is the native overhead
 // plus the page-cache reserve; Spark adds spark.memory.offHeap.size to the pod by itself, so
-// the pod's memory is exactly the plan's budget. The operator passes these typed fields to
+// the pod's memory is the plan's budget (rounded down to whole MiB, as Spark sizes pods). The operator passes these typed fields to
 // spark-submit after sparkConf, so SparkConf leaves the same keys out.
 //
 // Everything the pods need besides that (volumes, environment, secrets) goes through Spark's
@@ -171,18 +171,17 @@ func ExecutorJavaOptions(in Inputs) string {
 	return strings.Join(parts, " ")
 }
 
-// SparkSize formats a byte count as a Spark size: whole g when possible, else m, else k
-// (rounded up). Spark's sizes are binary: 1g is 1024m.
+// SparkSize formats a byte count as a Spark memory size. Spark sizes executor memory in whole
+// MiB (it floors what it reads to MiB), so the size is whole MiB, rounded down like Spark
+// would: whole g when possible, else m. Spark's sizes are binary: 1g is 1024m.
 func SparkSize(bytes int64) string {
-	const kib, mib, gib = 1 << 10, 1 << 20, 1 << 30
+	const mib, gib = 1 << 20, 1 << 30
 	switch {
 	case bytes <= 0:
 		return "0m"
 	case bytes%gib == 0:
 		return itoa(bytes/gib) + "g"
-	case bytes%mib == 0:
-		return itoa(bytes/mib) + "m"
 	default:
-		return itoa((bytes+kib-1)/kib) + "k"
+		return itoa(bytes/mib) + "m"
 	}
 }
