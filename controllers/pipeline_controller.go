@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,8 +71,19 @@ func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		log.FromContext(ctx).Info("upstream CRDs missing; waiting for them", "missing", kindNames(missing))
 	}
 	announceTransitions(r.Recorder, p, before.Status.Conditions, p.Status.Conditions)
-	return ctrl.Result{}, patchStatus(ctx, r.Client, p, before, before.Status, p.Status)
+	if err := patchStatus(ctx, r.Client, p, before, before.Status, p.Status); err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(missing) > 0 {
+		// A new CRD's event can arrive before the API server's discovery serves its kind, and
+		// no further event follows: look again a little later.
+		return ctrl.Result{RequeueAfter: missingCRDRecheck}, nil
+	}
+	return ctrl.Result{}, nil
 }
+
+// missingCRDRecheck is how often a pipeline waiting for an upstream CRD looks again.
+const missingCRDRecheck = 15 * time.Second
 
 // tiers returns the StorageTiers the pipeline names, by name, and the names that do not exist.
 func (r *PipelineReconciler) tiers(ctx context.Context, p *v1alpha1.AnalyticsPipeline) (map[string]*v1alpha1.StorageTier, []string, error) {

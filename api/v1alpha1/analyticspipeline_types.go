@@ -104,7 +104,7 @@ type StorageRef struct {
 // +kubebuilder:validation:XValidation:rule="self.replicationFactor <= self.brokers.max",message="spec.kafka.replicationFactor must not exceed spec.kafka.brokers.max"
 type KafkaSpec struct {
 	// version is the Kafka version Strimzi runs.
-	// +kubebuilder:default="4.1.0"
+	// +kubebuilder:default="4.2.0"
 	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+$`
 	// +optional
 	Version string `json:"version,omitempty"`

@@ -1,0 +1,154 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/internal/controlplane"
+)
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = apiextensionsv1.AddToScheme(s)
+	_ = v1alpha1.AddToScheme(s)
+	return s
+}
+
+// operator is a control plane with Strata's controllers running against it.
+type operator struct {
+	env *controlplane.Env
+	c   client.Client
+}
+
+// startOperator starts a control plane and the controllers; both stop when the test ends.
+func startOperator(t *testing.T, opts ...controlplane.Option) *operator {
+	t.Helper()
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(testWriter{t})))
+	ctx, cancel := context.WithCancel(context.Background())
+	env, err := controlplane.Start(ctx, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:  newScheme(),
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// Each test runs its own manager in this process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := controllers.Setup(ctx, mgr); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+		_ = env.Stop()
+	})
+	c, err := client.New(env.Config, client.Options{Scheme: newScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &operator{env: env, c: c}
+}
+
+// testWriter sends the manager's logs to the test's log, shown only when a test fails.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+// createSamples creates the sample tiers under names unique to the test and the sample pipeline
+// in a fresh namespace, pointing at those tiers.
+func (o *operator) createSamples(t *testing.T) (ns string, tiers map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	ns, err := controlplane.NewNamespace(ctx, o.c, "pipeline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := controlplane.Samples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiers = map[string]string{}
+	var pipeline *unstructured.Unstructured
+	for _, s := range samples {
+		switch s.GetKind() {
+		case "StorageTier":
+			tiers[s.GetName()] = s.GetName() + "-" + ns
+			s.SetName(tiers[s.GetName()])
+			if err := o.c.Create(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		case "AnalyticsPipeline":
+			pipeline = s
+		}
+	}
+	pipeline.SetNamespace(ns)
+	for _, path := range [][]string{{"kafka", "storage", "tier"}, {"spark", "shuffle", "spillTier"},
+		{"spark", "shuffle", "dataTier"}, {"elasticsearch", "storage", "tier"}} {
+		old, _, _ := unstructured.NestedString(pipeline.Object, append([]string{"spec"}, path...)...)
+		_ = unstructured.SetNestedField(pipeline.Object, tiers[old], append([]string{"spec"}, path...)...)
+	}
+	if err := o.c.Create(ctx, pipeline); err != nil {
+		t.Fatal(err)
+	}
+	return ns, tiers
+}
+
+// waitFor polls the object until check passes, or fails the test after a minute.
+func waitFor(t *testing.T, c client.Client, obj client.Object, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	var last error
+	for time.Now().Before(deadline) {
+		if last = c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); last == nil {
+			if last = check(); last == nil {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s: %v", obj.GetName(), last)
+}
+
+// condition checks that a condition has the given status and reason.
+func condition(conds []metav1.Condition, condType string, status metav1.ConditionStatus, reason string) error {
+	c := apimeta.FindStatusCondition(conds, condType)
+	if c == nil {
+		return fmt.Errorf("no %s condition", condType)
+	}
+	if c.Status != status || (reason != "" && c.Reason != reason) {
+		return fmt.Errorf("%s=%s (%s: %s), want %s (%s)", condType, c.Status, c.Reason, c.Message, status, reason)
+	}
+	return nil
+}
+
+func meta(p *v1alpha1.AnalyticsPipeline, condType string) *metav1.Condition {
+	return apimeta.FindStatusCondition(p.Status.Conditions, condType)
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
