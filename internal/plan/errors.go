@@ -56,9 +56,13 @@ func tierErr(tier, field, format string, args ...any) *FieldError {
 }
 
 // reasons collects the human explanations of why a workload cannot be carried within the
-// spec's bounds; they end up, joined, in Plan.Unsatisfied.
+// spec's bounds; they end up in Plan.Unsatisfied joined by ReasonSeparator, which no reason
+// contains, so readers (the CLI) can split them again.
 type reasons []string
 
 func (r *reasons) add(format string, args ...any) { *r = append(*r, fmt.Sprintf(format, args...)) }
 
-func (r reasons) String() string { return strings.Join(r, "; ") }
+func (r reasons) String() string { return strings.Join(r, ReasonSeparator) }
+
+// ReasonSeparator separates the reasons in Plan.Unsatisfied.
+const ReasonSeparator = "; "

@@ -109,17 +109,18 @@ func planBrokers(w workload, link linkRates, k v1alpha1.KafkaSpec, logTier *v1al
 		diskWriteLimit: write,
 	}
 
+	// Reasons avoid "; ": Plan.Unsatisfied joins them with it.
 	if linkNeed.Cmp(big.NewInt(int64(k.Brokers.Max))) > 0 {
 		why.add("no broker count up to spec.kafka.brokers.max (%d) keeps each broker under %s "+
-			"(%d%% of the %s usable link): %d brokers would each send %s and receive %s, %s are needed; "+
-			"raise spec.kafka.brokers.max, use a faster link, or enable record compression (costs CPU)",
+			"(%d%% of the %s usable link): %d brokers would each send %s and receive %s, and %s are needed. "+
+			"Raise spec.kafka.brokers.max, use a faster link, or enable record compression (costs CPU)",
 			k.Brokers.Max, rateString(link.planned), w.target, rateString(link.usable),
 			count, rateString(p.send), rateString(p.receive), countString(linkNeed))
 	}
 	if diskNeed.Cmp(big.NewInt(int64(k.Brokers.Max))) > 0 {
 		why.add("no broker count up to spec.kafka.brokers.max (%d) keeps each broker's log writes under %s "+
-			"(%d%% of StorageTier %q's %s write bandwidth): %d brokers would each write %s, %s are needed; "+
-			"raise spec.kafka.brokers.max or put spec.kafka.storage on a faster tier",
+			"(%d%% of StorageTier %q's %s write bandwidth): %d brokers would each write %s, and %s are needed. "+
+			"Raise spec.kafka.brokers.max or put spec.kafka.storage on a faster tier",
 			k.Brokers.Max, rateString(diskPlanned), w.target, logTier.Name, rateString(write),
 			count, rateString(p.diskWrite), countString(diskNeed))
 	}
@@ -132,8 +133,8 @@ func producerSend(w workload, link linkRates, producers int32, why *reasons) *bi
 	send := quo(w.ingest, ratInt(int64(producers)))
 	if send.Cmp(link.planned) > 0 {
 		need := ceilInt(quo(w.ingest, link.planned))
-		why.add("with spec.workload.producers = %d, each producer node sends %s, over the %s planned per link "+
-			"(%d%% of %s usable): %s producers are needed; add producer nodes or give them a faster link",
+		why.add("with spec.workload.producers = %d each producer node sends %s, over the %s planned per link "+
+			"(%d%% of %s usable), and %s producers are needed: add producer nodes or give them a faster link",
 			producers, rateString(send), rateString(link.planned), w.target, rateString(link.usable),
 			countString(need))
 	}

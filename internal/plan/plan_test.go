@@ -340,6 +340,9 @@ func TestUnsatisfied(t *testing.T) {
 					t.Errorf("unsatisfied %q lacks %q", p.Unsatisfied, m)
 				}
 			}
+			if strings.Contains(p.Unsatisfied, plan.ReasonSeparator) {
+				t.Errorf("one reason expected, and a reason must not contain the separator: %q", p.Unsatisfied)
+			}
 			if strings.Contains(p.Unsatisfied, "replication") && !strings.Contains(p.Unsatisfied, "data loss") {
 				t.Errorf("unsatisfied suggests touching replication without a data-loss warning: %q", p.Unsatisfied)
 			}

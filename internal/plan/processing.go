@@ -41,13 +41,13 @@ func planExecutors(w workload, link linkRates, sp v1alpha1.SparkSpec, why *reaso
 	maxCount := big.NewInt(int64(e.Max))
 	if processNeed.Cmp(maxCount) > 0 {
 		why.add("no executor count up to spec.spark.executors.max (%d) processes %d msgs/s at %d%% of "+
-			"spec.spark.messagesPerSecondPerExecutor (%d): %s executors are needed; raise spec.spark.executors.max "+
+			"spec.spark.messagesPerSecondPerExecutor (%d): %s executors are needed. Raise spec.spark.executors.max "+
 			"or make each executor faster",
 			e.Max, w.messagesPerSecond, w.target, sp.MessagesPerSecondPerExecutor, countString(processNeed))
 	}
 	if linkNeed.Cmp(maxCount) > 0 {
 		why.add("no executor count up to spec.spark.executors.max (%d) keeps each executor's Kafka reads under "+
-			"the %s planned per link: %d executors would each read %s, %s are needed; raise "+
+			"the %s planned per link: %d executors would each read %s, and %s are needed. Raise "+
 			"spec.spark.executors.max or use a faster link",
 			e.Max, rateString(link.planned), count, rateString(p.receive), countString(linkNeed))
 	}
@@ -69,7 +69,7 @@ func planDataNodes(w workload, es v1alpha1.ElasticsearchSpec, why *reasons) int3
 	count, ok := fitCount(need, es.DataNodes.Min, es.DataNodes.Max)
 	if !ok {
 		why.add("no data node count up to spec.elasticsearch.dataNodes.max (%d) indexes %d msgs/s at %d%% of "+
-			"spec.elasticsearch.messagesPerSecondPerNode (%d): %s data nodes are needed; raise "+
+			"spec.elasticsearch.messagesPerSecondPerNode (%d): %s data nodes are needed. Raise "+
 			"spec.elasticsearch.dataNodes.max or make each node faster",
 			es.DataNodes.Max, w.messagesPerSecond, w.target, es.MessagesPerSecondPerNode, countString(need))
 	}

@@ -78,7 +78,7 @@ func TestAdmitAppliesTheSchemaDefaults(t *testing.T) {
 		"spec.spark.memory.offHeapPercent":      int64(0),
 		"spec.spark.memory.minHeap":             "1Gi",
 		"spec.workload.producers":               int64(1),
-		"spec.kafka.version":                    "4.1.0",
+		"spec.kafka.rackTopologyKey":            "kubernetes.io/hostname",
 		"spec.volumeReclaimPolicy":              "Retain",
 		"metadata.namespace":                    "default",
 	} {
