@@ -1,0 +1,19 @@
+// Command strata shows what the Strata operator would do, without a cluster:
+//
+//	strata plan -f pipeline.yaml -f tiers.yaml [-o json]
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+
+	"github.com/strata-dev/strata/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

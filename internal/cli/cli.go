@@ -1,0 +1,136 @@
+// Package cli is the strata command line: `strata plan` shows, without a cluster, the plan the
+// operator would apply for a pipeline and why. It lives apart from cmd/strata so that its
+// behaviour — output, messages, exit codes — is tested in-process.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/strata-dev/strata/internal/plan"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitError = 1 // bad input or no plan
+	ExitUsage = 2 // bad command line
+)
+
+const usage = `strata shows what the Strata operator would do, without a cluster.
+
+Usage:
+  strata plan -f FILE [-f FILE ...] [-o table|json]
+
+Commands:
+  plan    plan an AnalyticsPipeline on the StorageTiers it names
+
+Run 'strata plan -h' for details.
+`
+
+// Main runs the command line and returns the process's exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "plan":
+		return runPlan(ctx, args[1:], stdin, stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "strata: unknown command %q\n\n%s", args[0], usage)
+	return ExitUsage
+}
+
+// files is a repeatable -f flag.
+type files []string
+
+func (f *files) String() string { return strings.Join(*f, ",") }
+
+func (f *files) Set(v string) error {
+	if v == "" {
+		return errors.New("empty file name")
+	}
+	*f = append(*f, v)
+	return nil
+}
+
+func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("strata plan", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	var in files
+	fl.Var(&in, "f", "a YAML file with the AnalyticsPipeline and the StorageTiers it names (repeatable; multi-document files are fine; - reads stdin)")
+	output := fl.String("o", "table", "output format: table (an explanation) or json (exactly the status.plan object)")
+	fl.Usage = func() {
+		fmt.Fprint(stderr, `Usage: strata plan -f FILE [-f FILE ...] [-o table|json]
+
+Reads one AnalyticsPipeline and the StorageTiers it names, validates and defaults them as the
+API server would, and prints the plan the operator would write to status.plan.
+
+Flags:
+`)
+		fl.PrintDefaults()
+		fmt.Fprint(stderr, `
+Exit status: 0 with a plan (even one that names a bottleneck), 1 on invalid input,
+2 on a bad command line.
+`)
+	}
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	switch {
+	case fl.NArg() > 0:
+		fmt.Fprintf(stderr, "strata plan: unexpected argument %q (files go after -f)\n", fl.Arg(0))
+		return ExitUsage
+	case len(in) == 0:
+		fmt.Fprintln(stderr, "strata plan: -f FILE is required")
+		return ExitUsage
+	case *output != "table" && *output != "json":
+		fmt.Fprintf(stderr, "strata plan: -o must be table or json, not %q\n", *output)
+		return ExitUsage
+	}
+
+	input, err := load(ctx, in, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "strata plan: %v\n", err)
+		return ExitError
+	}
+	p, err := plan.Compute(input.pipeline, input.tiers)
+	if err != nil {
+		fmt.Fprintf(stderr, "strata plan: %s: %v\n", input.pipelineSource, err)
+		var missing *plan.MissingTierError
+		if errors.As(err, &missing) {
+			fmt.Fprintf(stderr, "hint: pass the StorageTier %q with another -f, e.g. -f tiers.yaml\n", missing.Tier)
+		}
+		return ExitError
+	}
+
+	if *output == "json" {
+		b, err := json.MarshalIndent(p, "", "  ")
+		if err != nil {
+			fmt.Fprintf(stderr, "strata plan: %v\n", err)
+			return ExitError
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		if err != nil {
+			return ExitError
+		}
+		return ExitOK
+	}
+	if err := writeTable(stdout, plan.Defaults(input.pipeline), input.tiers, p); err != nil {
+		fmt.Fprintf(stderr, "strata plan: %v\n", err)
+		return ExitError
+	}
+	return ExitOK
+}
