@@ -327,7 +327,7 @@ type AnalyticsPipelineStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=apl,categories=strata
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 40",message="metadata.name must be at most 40 characters: child objects and their pods add suffixes"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 23",message="metadata.name must be at most 23 characters: Strimzi names broker pods <name>-<name>-broker-<id>, which must fit a 63-character hostname"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Brokers",type=integer,JSONPath=`.status.plan.brokers`
 // +kubebuilder:printcolumn:name="Executors",type=integer,JSONPath=`.status.plan.executors`

@@ -57,7 +57,7 @@ var invalidInputs = []invalid{
 	{"interval too short", "AnalyticsPipeline", map[string]any{"spec.autoscaling.intervalSeconds": int64(1)}, "spec.autoscaling.intervalSeconds"},
 	{"unknown reclaim policy", "AnalyticsPipeline", map[string]any{"spec.volumeReclaimPolicy": "Keep"}, "spec.volumeReclaimPolicy"},
 	{"misspelt field", "AnalyticsPipeline", map[string]any{"spec.kafka.brokerz": int64(3)}, `unknown field "spec.kafka.brokerz"`},
-	{"name too long", "AnalyticsPipeline", map[string]any{"metadata.name": strings.Repeat("a", 41)}, "metadata.name must be at most 40 characters"},
+	{"name too long", "AnalyticsPipeline", map[string]any{"metadata.name": strings.Repeat("a", 24)}, "metadata.name must be at most 23 characters"},
 	{"unknown medium", "StorageTier", map[string]any{"spec.medium": "Tape"}, "spec.medium"},
 	{"empty class", "StorageTier", map[string]any{"spec.storageClassName": ""}, "spec.storageClassName"},
 	{"zero read bandwidth", "StorageTier", map[string]any{"spec.readBytesPerSecond": "0"}, "spec.readBytesPerSecond"},

@@ -31,7 +31,7 @@ func hasField(u *unstructured.Unstructured, path ...string) bool {
 func TestNodePools(t *testing.T) {
 	for _, tc := range testCases() {
 		pools := NodePools(tc.in)
-		if len(pools) != 2 || pools[0].GetName() != "controller" || pools[1].GetName() != "broker" {
+		if len(pools) != 2 || pools[0].GetName() != tc.in.Pipeline.Name+"-controller" || pools[1].GetName() != tc.in.Pipeline.Name+"-broker" {
 			t.Fatalf("%s: pools %v", tc.name, pools)
 		}
 		ctrl, broker := pools[0], pools[1]

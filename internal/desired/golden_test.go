@@ -130,10 +130,10 @@ func TestAllOrderAndKinds(t *testing.T) {
 	}
 	want := map[string][]string{
 		"split-tiers": {"ConfigMap/sensors-kafka-metrics", "KafkaRebalance/sensors-rebalance-template",
-			"KafkaNodePool/controller", "KafkaNodePool/broker", "Kafka/sensors", "KafkaTopic/sensors",
+			"KafkaNodePool/sensors-controller", "KafkaNodePool/sensors-broker", "Kafka/sensors", "KafkaTopic/sensors",
 			"Elasticsearch/sensors", "SparkApplication/sensors"},
-		"single-tier-delete": {"ConfigMap/clicks-kafka-metrics", "KafkaNodePool/controller",
-			"KafkaNodePool/broker", "Kafka/clicks", "KafkaTopic/clicks", "Elasticsearch/clicks",
+		"single-tier-delete": {"ConfigMap/clicks-kafka-metrics", "KafkaNodePool/clicks-controller",
+			"KafkaNodePool/clicks-broker", "Kafka/clicks", "KafkaTopic/clicks", "Elasticsearch/clicks",
 			"SparkApplication/clicks"},
 	}
 	for _, tc := range testCases() {

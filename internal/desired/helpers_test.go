@@ -15,7 +15,7 @@ func TestNames(t *testing.T) {
 	named.Spec.Kafka.Topic.Name = "readings"
 	for _, tt := range []struct{ name, got, want string }{
 		{"KafkaName", KafkaName(p), "sensors"},
-		{"BrokerPodPrefix", BrokerPodPrefix(p), "sensors-broker-"},
+		{"BrokerPodPrefix", BrokerPodPrefix(p), "sensors-sensors-broker-"},
 		{"BootstrapServers", BootstrapServers(p), "sensors-kafka-bootstrap.analytics.svc:9092"},
 		{"TopicName default", TopicName(p), "sensors"},
 		{"TopicName set", TopicName(named), "readings"},

@@ -175,11 +175,6 @@ func deleteVolumes(p *v1alpha1.AnalyticsPipeline) bool {
 
 // Fixed names and ports of the children.
 const (
-	// ControllerPoolName and BrokerPoolName name the KafkaNodePools; Strimzi names their pods
-	// <kafka>-controller-<id> and <kafka>-broker-<id>. Pool names are per namespace, so two
-	// pipelines in one namespace would share these pools: one pipeline per namespace.
-	ControllerPoolName = "controller"
-	BrokerPoolName     = "broker"
 
 	// KafkaPlainPort and KafkaTLSPort are the internal listeners' ports.
 	KafkaPlainPort = 9092
@@ -201,9 +196,18 @@ const (
 // KafkaName is the name of p's Strimzi Kafka cluster.
 func KafkaName(p *v1alpha1.AnalyticsPipeline) string { return p.Name }
 
+// ControllerPoolName and BrokerPoolName name p's KafkaNodePools. Pools are namespaced objects
+// joined to their cluster by a label, so two pipelines in one namespace need pool names of their
+// own: they start with the pipeline's name. Strimzi names pods <cluster>-<pool>-<node id>, which
+// must fit a 63-character hostname: hence the API's limit on pipeline names.
+func ControllerPoolName(p *v1alpha1.AnalyticsPipeline) string { return p.Name + "-controller" }
+
+// BrokerPoolName names p's broker KafkaNodePool; see ControllerPoolName.
+func BrokerPoolName(p *v1alpha1.AnalyticsPipeline) string { return p.Name + "-broker" }
+
 // BrokerPodPrefix is the name prefix of p's broker pods (then the node ID).
 func BrokerPodPrefix(p *v1alpha1.AnalyticsPipeline) string {
-	return KafkaName(p) + "-" + BrokerPoolName + "-"
+	return KafkaName(p) + "-" + BrokerPoolName(p) + "-"
 }
 
 // KafkaTopicName is the name of p's KafkaTopic object (not the topic: see TopicName).

@@ -14,11 +14,11 @@ var ControllerVolumeSize = resource.MustParse("10Gi")
 // NodePools builds p's two KafkaNodePools (kafka.strimzi.io/v1), controller pool first; they
 // join the cluster through the strimzi.io/cluster label.
 //
-//   - "controller": the KRaft quorum, roles [controller]. Three controllers survive the loss of
+//   - "<pipeline>-controller": the KRaft quorum, roles [controller]. Three controllers survive the loss of
 //     one; a plan of a single broker has no redundancy to protect, so it gets one controller.
 //     The count follows only that rule, not the broker count, so that scaling brokers never
 //     changes the quorum.
-//   - "broker": roles [broker], replicas = the plan's broker count. The autoscaler changes
+//   - "<pipeline>-broker": roles [broker], replicas = the plan's broker count. The autoscaler changes
 //     only this number; Strimzi's auto-rebalance moves partitions on and off the brokers.
 //
 // Both use JBOD with one persistent-claim volume that also holds the KRaft metadata log
@@ -33,9 +33,9 @@ func NodePools(in Inputs) []*unstructured.Unstructured {
 		brokerSize = log.SizePerReplica
 	}
 	return []*unstructured.Unstructured{
-		nodePool(p, ControllerPoolName, ComponentKafkaController, ControllerReplicas(in.Plan),
+		nodePool(p, ControllerPoolName(p), ComponentKafkaController, ControllerReplicas(in.Plan),
 			ControllerVolumeSize, log.StorageClassName),
-		nodePool(p, BrokerPoolName, ComponentKafkaBroker, max(int64(in.Plan.Brokers), 0),
+		nodePool(p, BrokerPoolName(p), ComponentKafkaBroker, max(int64(in.Plan.Brokers), 0),
 			brokerSize, log.StorageClassName),
 	}
 }
@@ -51,7 +51,7 @@ func ControllerReplicas(plan v1alpha1.Plan) int64 {
 func nodePool(p *v1alpha1.AnalyticsPipeline, name, component string, replicas int64,
 	size resource.Quantity, storageClass string) *unstructured.Unstructured {
 	role := "broker"
-	if name == ControllerPoolName {
+	if component == ComponentKafkaController {
 		role = "controller"
 	}
 	volume := object{
