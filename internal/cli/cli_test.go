@@ -66,6 +66,21 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// docs/planning.md shows the sample's real output; keep it so.
+func TestDocsShowTheRealOutput(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/planning.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := os.ReadFile("testdata/sensors.table.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), string(table)) {
+		t.Error("docs/planning.md does not contain testdata/sensors.table.golden: paste the new output into its Example section")
+	}
+}
+
 // -o json prints the Plan object and nothing else: it must decode strictly into the API type.
 func TestJSONIsExactlyThePlan(t *testing.T) {
 	r := run(t, "", "plan", "-f", "testdata/sensors.yaml", "-f", "testdata/tiers.yaml", "-o", "json")

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"math/big"
+
 	"github.com/strata-dev/strata/api/v1alpha1"
 )
 
@@ -84,4 +86,86 @@ func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier) (v1alp
 		MonthlyStorageCost:            storage.total.String(),
 		SingleTierMonthlyStorageCost:  storage.singleTier.String(),
 	}, nil
+}
+
+// Stage capacities and the bottleneck.
+//
+// Every stage of the pipeline gets a capacity: the ingest rate, in records per second, it could
+// carry at 100 % of its usable resources (for links, the usable link rate) with the counts the
+// plan chose. Capacities are what users compare with what they measure, so they are stated at
+// 100 %; the target utilisation only decides whether a stage has enough headroom.
+//
+// The decisions use the exact rational capacities, which is what makes them agree with the
+// count choices: a stage is under target exactly when the count chosen for it fell short of its
+// requirement (and Plan.Unsatisfied says why). The reported figures are floored.
+
+// stage is one stage's exact capacity in records per second of ingest.
+type stage struct {
+	name     string
+	capacity *big.Rat
+}
+
+// stageInputs is what the capacities depend on: the chosen counts and the rates behind them.
+type stageInputs struct {
+	w                                        workload
+	link                                     linkRates
+	traffic                                  brokerTraffic
+	logWrite                                 *big.Rat
+	producers, brokers, executors, dataNodes int32
+	perExecutor, perDataNode                 int64
+}
+
+// stages returns the capacities in the order data flows through the pipeline; on a tie the
+// upstream stage is named the bottleneck, since relieving it is what lets data reach the next.
+func stages(in stageInputs) []stage {
+	w, link := in.w, in.link
+	bytes := ratInt(w.messageBytes)
+	mps := ratInt(w.messagesPerSecond)
+	n := func(c int32) *big.Rat { return ratInt(int64(c)) }
+	return []stage{
+		// Each producer node sends its share of the ingest over its own link.
+		{v1alpha1.StageProducerNetwork, quo(mul(n(in.producers), link.usable), bytes)},
+		// Per ingested record, the cluster's busiest link direction moves busiest/mps bytes,
+		// spread over B links.
+		{v1alpha1.StageKafkaBrokerNetwork, quo(mul(link.usable, n(in.brokers), mps), in.traffic.busiest())},
+		// Each broker writes what it receives: R copies of every record, spread over B disks.
+		{v1alpha1.StageKafkaDisk, quo(mul(in.logWrite, n(in.brokers), mps), in.traffic.receive)},
+		// Executors read at the consumer rate, which is C/I times the ingest.
+		{v1alpha1.StageSparkNetwork, quo(mul(link.usable, n(in.executors), mps), w.consume)},
+		{v1alpha1.StageSparkProcessing, ratInt(int64(in.executors) * in.perExecutor)},
+		{v1alpha1.StageElasticsearchIndexing, ratInt(int64(in.dataNodes) * in.perDataNode)},
+	}
+}
+
+// underTarget reports whether a stage cannot carry the workload within the target utilisation.
+func underTarget(s stage, messagesPerSecond int64, target int32) bool {
+	// capacity·target/100 < mps, cross-multiplied to stay in integers.
+	lhs := new(big.Int).Mul(s.capacity.Num(), big.NewInt(int64(target)))
+	rhs := new(big.Int).Mul(s.capacity.Denom(), big.NewInt(messagesPerSecond*100))
+	return lhs.Cmp(rhs) < 0
+}
+
+// bottleneck returns the slowest stage's index and the bottleneck's name: None when every stage
+// carries the workload within the target utilisation, else the slowest stage. (If any stage is
+// under target, so is the slowest, so the slowest is always the one to relieve first.)
+func bottleneck(ss []stage, messagesPerSecond int64, target int32) (slowest int, name string) {
+	for i := range ss {
+		if ss[i].capacity.Cmp(ss[slowest].capacity) < 0 {
+			slowest = i
+		}
+	}
+	for _, s := range ss {
+		if underTarget(s, messagesPerSecond, target) {
+			return slowest, ss[slowest].name
+		}
+	}
+	return slowest, v1alpha1.BottleneckNone
+}
+
+func stageCapacities(ss []stage) []v1alpha1.StageCapacity {
+	out := make([]v1alpha1.StageCapacity, len(ss))
+	for i, s := range ss {
+		out[i] = v1alpha1.StageCapacity{Name: s.name, MaxMessagesPerSecond: floor64(s.capacity)}
+	}
+	return out
 }
