@@ -31,6 +31,13 @@ func TestInvalidInput(t *testing.T) {
 		{"spec.network.linkBitsPerSecond", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
 			p.Spec.Network.LinkBitsPerSecond = q("0")
 		}},
+		{"spec.network.linkBitsPerSecond", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			// A valid Quantity whose expansion has a billion digits: refused before any use.
+			p.Spec.Network.LinkBitsPerSecond = q("1e999999999")
+		}},
+		{"spec.spark.memory.budget", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Spark.Memory.Budget = q("1e999999999")
+		}},
 		{"spec.network.efficiencyPercent", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
 			p.Spec.Network.EfficiencyPercent = 101
 		}},
@@ -84,6 +91,9 @@ func TestInvalidInput(t *testing.T) {
 		}},
 		{"spec.writeBytesPerSecond", func(_ *v1alpha1.AnalyticsPipeline, ts []v1alpha1.StorageTier) {
 			ts[0].Spec.WriteBytesPerSecond = q("0")
+		}},
+		{"spec.readBytesPerSecond", func(_ *v1alpha1.AnalyticsPipeline, ts []v1alpha1.StorageTier) {
+			ts[0].Spec.ReadBytesPerSecond = q("8e99999999")
 		}},
 		{"spec.medium", func(_ *v1alpha1.AnalyticsPipeline, ts []v1alpha1.StorageTier) {
 			ts[0].Spec.Medium = "Tape"

@@ -109,8 +109,31 @@ func checkRange(field string, v, lo, hi int64) error {
 }
 
 func checkPositive(field string, q resource.Quantity) error {
+	if err := checkMagnitude(field, q); err != nil {
+		return err
+	}
 	if q.Sign() <= 0 {
 		return fieldErr(field, "must be greater than 0, got %s", q.String())
+	}
+	return nil
+}
+
+// maxDigits bounds the quantities Compute works with: 10^30 bytes is a million yottabytes, and
+// 10^-30 is far below any meaningful fraction.
+const maxDigits = 30
+
+// checkMagnitude refuses a quantity too large or too fine to compute with. A Quantity keeps a
+// decimal exponent as given, so "1e999999999" is a valid Quantity; comparing it with another
+// one, or turning it into a number, expands it to a billion digits and never returns. This
+// check looks only at the exponent and the mantissa's length, so it must run before any other
+// use of the quantity.
+func checkMagnitude(field string, q resource.Quantity) *FieldError {
+	c := q.DeepCopy()
+	d := c.AsDec() // cheap: no rescaling
+	scale := int64(d.Scale())
+	digits := int64(d.UnscaledBig().BitLen())*30103/100000 + 1
+	if digits-scale > maxDigits+1 || scale > maxDigits {
+		return fieldErr(field, "%s is out of range: a plan works with quantities between 1e-%d and 1e%d", q.String(), maxDigits, maxDigits)
 	}
 	return nil
 }
@@ -201,6 +224,12 @@ func validate(s *v1alpha1.AnalyticsPipelineSpec) error {
 // validateMemory checks the bounds of the memory spec; whether the split leaves room for
 // minHeap is the memory model's business (splitMemory).
 func validateMemory(m v1alpha1.MemorySpec) error {
+	if err := checkMagnitude("spec.spark.memory.budget", m.Budget); err != nil {
+		return err
+	}
+	if err := checkMagnitude("spec.spark.memory.minHeap", *m.MinHeap); err != nil {
+		return err
+	}
 	if m.Budget.Cmp(minMemoryBudget) <= 0 || m.Budget.Cmp(maxMemoryBudget) >= 0 {
 		return fieldErr("spec.spark.memory.budget", "must be more than 512Mi and less than 4Ti, got %s", m.Budget.String())
 	}
@@ -226,6 +255,12 @@ func validateTier(t *v1alpha1.StorageTier) error {
 	}
 	if s.StorageClassName == "" {
 		return tierErr(t.Name, "spec.storageClassName", "must not be empty")
+	}
+	if err := checkMagnitude("spec.readBytesPerSecond", s.ReadBytesPerSecond); err != nil {
+		return tierErr(t.Name, err.Field, "%s", err.Detail)
+	}
+	if err := checkMagnitude("spec.writeBytesPerSecond", s.WriteBytesPerSecond); err != nil {
+		return tierErr(t.Name, err.Field, "%s", err.Detail)
 	}
 	if s.ReadBytesPerSecond.Sign() <= 0 {
 		return tierErr(t.Name, "spec.readBytesPerSecond", "must be greater than 0, got %s", s.ReadBytesPerSecond.String())

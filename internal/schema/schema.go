@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -207,6 +208,9 @@ func (a *Admission) Admit(ctx context.Context, obj map[string]any) error {
 	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, k.structural)
 	structuraldefaulting.Default(obj, k.structural)
 
+	if errs := checkExponents(nil, obj, k.structural); len(errs) > 0 {
+		return &InvalidError{GroupKind: gvk.GroupKind(), Name: u.GetName(), Errors: errs}
+	}
 	if errs := k.validate(ctx, u); len(errs) > 0 {
 		return &InvalidError{GroupKind: gvk.GroupKind(), Name: u.GetName(), Errors: errs}
 	}
@@ -236,4 +240,43 @@ func (k *kindSchema) validate(ctx context.Context, u *unstructured.Unstructured)
 	}
 	celErrs, _ := k.cel.Validate(ctx, nil, k.structural, u.Object, nil, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)
+}
+
+// hugeExponent matches a number written with a decimal exponent of four digits or more.
+var hugeExponent = regexp.MustCompile(`^[+-]?[0-9.]*[eE][+-]?[0-9]{4,}$`)
+
+// checkExponents refuses quantities such as "1e999999999" before the CEL rules see them. They are
+// valid Quantities, but comparing one with another expands it to a billion digits: the API
+// server's CEL quantity functions would run until the request times out, and the CLI would
+// hang. Only int-or-string fields (where quantities live) are looked at.
+func checkExponents(pth *field.Path, x any, s *structuralschema.Structural) field.ErrorList {
+	if s == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	switch v := x.(type) {
+	case string:
+		if s.XIntOrString && hugeExponent.MatchString(v) {
+			errs = append(errs, field.Invalid(pth, v, "the exponent is too large to evaluate: write the quantity with at most three exponent digits"))
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for key := range v {
+			keys = append(keys, key)
+		}
+		sort.Strings(keys) // deterministic messages
+		for _, key := range keys {
+			child := v[key]
+			if prop, ok := s.Properties[key]; ok {
+				errs = append(errs, checkExponents(pth.Child(key), child, &prop)...)
+			} else if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
+				errs = append(errs, checkExponents(pth.Key(key), child, s.AdditionalProperties.Structural)...)
+			}
+		}
+	case []any:
+		for i, child := range v {
+			errs = append(errs, checkExponents(pth.Index(i), child, s.Items)...)
+		}
+	}
+	return errs
 }

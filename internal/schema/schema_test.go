@@ -123,6 +123,8 @@ func TestAdmitValidates(t *testing.T) {
 			[]string{`spec.spark.memory: Invalid value: `, `pageCachePercent and offHeapPercent leave no room for minHeap`}},
 		{"cel quantity", set("0", "spec", "network", "linkBitsPerSecond"),
 			[]string{`spec.network.linkBitsPerSecond must be greater than 0`}},
+		{"huge exponent", set("1e999999999", "spec", "network", "linkBitsPerSecond"),
+			[]string{`spec.network.linkBitsPerSecond: Invalid value: "1e999999999": the exponent is too large`}},
 		{"name", set("Not_A_Name", "metadata", "name"),
 			[]string{`metadata.name: Invalid value: "Not_A_Name"`}},
 	}
