@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -21,6 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/plan"
 )
 
 // PipelineReconciler turns an AnalyticsPipeline and its StorageTiers into a plan and the
@@ -30,6 +34,9 @@ type PipelineReconciler struct {
 	Recorder events.EventRecorder
 	// Mapper tells which upstream kinds the API server serves.
 	Mapper meta.RESTMapper
+
+	applier *applier
+	watches *childWatches
 }
 
 // +kubebuilder:rbac:groups=strata.dev,resources=analyticspipelines,verbs=get;list;watch
@@ -37,33 +44,50 @@ type PipelineReconciler struct {
 // +kubebuilder:rbac:groups=strata.dev,resources=storagetiers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkas;kafkanodepools;kafkatopics;kafkarebalances,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=sparkoperator.k8s.io,resources=sparkapplications,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=elasticsearch.k8s.elastic.co,resources=elasticsearches,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 
-// Reconcile reads like its steps: observe the inputs, decide the status, write it once.
+// Reconcile reads like its steps: observe, plan (pure), build the desired children (pure), apply
+// them, prune what the plan no longer wants, and write the status once.
 func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	p := &v1alpha1.AnalyticsPipeline{}
 	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if p.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil // children go with it, by their owner references
+	}
 	before := p.DeepCopy()
+	conds := conditions{list: &p.Status.Conditions, generation: p.Generation}
 
 	missing, err := missingKinds(r.Mapper)
 	if err != nil {
+		return ctrl.Result{}, err
+	}
+	served := servedChildKinds(missing)
+	if err := r.watches.ensure(served); err != nil {
 		return ctrl.Result{}, err
 	}
 	tiers, absent, err := r.tiers(ctx, p)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-
-	conds := conditions{list: &p.Status.Conditions, generation: p.Generation}
-	setStorageCondition(conds, tiers, absent)
-	for _, c := range []string{v1alpha1.ConditionKafkaReady, v1alpha1.ConditionSparkReady, v1alpha1.ConditionElasticsearchReady} {
-		if msg := missingMessage(missing, c); msg != "" {
-			conds.set(c, metav1.ConditionFalse, v1alpha1.ReasonUpstreamCRDMissing, msg)
-			continue
-		}
-		conds.set(c, metav1.ConditionUnknown, v1alpha1.ReasonProgressing, "waiting for the children to be created")
+	obs, existing, err := r.observe(ctx, p, served)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
+
+	setStorageCondition(conds, tiers, absent)
+	planned, ok := r.plan(p, tiers, obs, conds)
+	if ok {
+		if err := r.applyChildren(ctx, p, planned, obs, existing, served); err != nil {
+			return ctrl.Result{}, err
+		}
+		p.Status.Plan = &planned
+	}
+	setChildConditions(conds, p, missing, obs)
 	setReadyCondition(conds)
 	p.Status.ObservedGeneration = p.Generation
 
@@ -84,6 +108,112 @@ func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 
 // missingCRDRecheck is how often a pipeline waiting for an upstream CRD looks again.
 const missingCRDRecheck = 15 * time.Second
+
+// observe reads the pipeline's children of every served kind from the cache.
+func (r *PipelineReconciler) observe(ctx context.Context, p *v1alpha1.AnalyticsPipeline,
+	served []schema.GroupVersionKind) (observed, map[schema.GroupVersionKind][]*unstructured.Unstructured, error) {
+	obs := observed{}
+	existing := map[schema.GroupVersionKind][]*unstructured.Unstructured{}
+	for _, gvk := range served {
+		objs, err := children(ctx, r.Client, gvk, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		existing[gvk] = objs
+		for _, o := range objs {
+			obs[keyOf(o)] = o
+		}
+	}
+	return obs, existing, nil
+}
+
+// plan computes the plan and sets PlanValid. An invalid spec is not retried: the next change to
+// the pipeline or its tiers triggers the next attempt. Partitions never shrink: Kafka cannot
+// remove them.
+func (r *PipelineReconciler) plan(p *v1alpha1.AnalyticsPipeline, tiers map[string]*v1alpha1.StorageTier,
+	obs observed, conds conditions) (v1alpha1.Plan, bool) {
+	list := make([]v1alpha1.StorageTier, 0, len(tiers))
+	for _, name := range tierNames(p) {
+		if t, ok := tiers[name]; ok {
+			list = append(list, *t)
+		}
+	}
+	planned, err := plan.Compute(p, list)
+	switch {
+	case plan.IsMissingTier(err):
+		conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonTierNotFound,
+			err.Error()+": the pipeline is planned when the tier exists")
+		return planned, false
+	case err != nil:
+		conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, err.Error())
+		return planned, false
+	}
+	msg := fmt.Sprintf("%d brokers, %d executors, %d data nodes; bottleneck %s", planned.Brokers,
+		planned.Executors, planned.ElasticsearchDataNodes, planned.Bottleneck)
+	if current := topicPartitions(obs, p); current > planned.Partitions {
+		msg += fmt.Sprintf("; the topic keeps its %d partitions although the plan wants %d: Kafka cannot remove partitions",
+			current, planned.Partitions)
+		planned.Partitions = current
+	}
+	if planned.Unsatisfied != "" {
+		conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonCapacityExceeded,
+			planned.Unsatisfied+" (applied at the spec's bounds)")
+		return planned, true
+	}
+	conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionTrue, v1alpha1.ReasonPlanned, msg)
+	return planned, true
+}
+
+// applyChildren applies the desired children of every served kind and deletes the pipeline's
+// children the plan no longer wants.
+func (r *PipelineReconciler) applyChildren(ctx context.Context, p *v1alpha1.AnalyticsPipeline, planned v1alpha1.Plan,
+	obs observed, existing map[schema.GroupVersionKind][]*unstructured.Unstructured, served []schema.GroupVersionKind) error {
+	isServed := map[schema.GroupVersionKind]bool{}
+	for _, gvk := range served {
+		isServed[gvk] = true
+	}
+	wanted := map[objectKey]bool{}
+	for _, obj := range desired.All(desired.Inputs{Pipeline: p, Plan: planned}) {
+		if !isServed[obj.GroupVersionKind()] {
+			continue
+		}
+		wanted[keyOf(obj)] = true
+		if _, err := r.applier.apply(ctx, obj, obs[keyOf(obj)]); err != nil {
+			return err
+		}
+	}
+	for _, gvk := range served {
+		if _, err := r.applier.prune(ctx, existing[gvk], wanted); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setChildConditions sets KafkaReady, SparkReady and ElasticsearchReady from the children's own
+// status, or from the missing CRDs.
+func setChildConditions(conds conditions, p *v1alpha1.AnalyticsPipeline, missing []UpstreamKind, obs observed) {
+	statuses := map[string]func() childStatus{
+		v1alpha1.ConditionKafkaReady: func() childStatus {
+			return kafkaStatus(obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
+				obs.get(desired.KafkaTopicGVK, p.Namespace, desired.KafkaTopicName(p)))
+		},
+		v1alpha1.ConditionSparkReady: func() childStatus {
+			return sparkStatus(obs.get(desired.SparkApplicationGVK, p.Namespace, desired.SparkApplicationName(p)))
+		},
+		v1alpha1.ConditionElasticsearchReady: func() childStatus {
+			return elasticsearchStatus(obs.get(desired.ElasticsearchGVK, p.Namespace, desired.ElasticsearchName(p)))
+		},
+	}
+	for _, c := range []string{v1alpha1.ConditionKafkaReady, v1alpha1.ConditionSparkReady, v1alpha1.ConditionElasticsearchReady} {
+		if msg := missingMessage(missing, c); msg != "" {
+			conds.set(c, metav1.ConditionFalse, v1alpha1.ReasonUpstreamCRDMissing, msg)
+			continue
+		}
+		s := statuses[c]()
+		conds.set(c, s.status, s.reason, s.message)
+	}
+}
 
 // tiers returns the StorageTiers the pipeline names, by name, and the names that do not exist.
 func (r *PipelineReconciler) tiers(ctx context.Context, p *v1alpha1.AnalyticsPipeline) (map[string]*v1alpha1.StorageTier, []string, error) {
@@ -182,7 +312,8 @@ func (r *PipelineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		return err
 	}
 	upstream := upstreamCRDNames()
-	return ctrl.NewControllerManagedBy(mgr).
+	r.applier = newApplier(r.Client)
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("analyticspipeline").
 		For(&v1alpha1.AnalyticsPipeline{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
@@ -191,7 +322,13 @@ func (r *PipelineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 			builder.OnlyMetadata, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 				return upstream[o.GetName()]
 			}))).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.watches = &childWatches{controller: c, cache: mgr.GetCache(), scheme: mgr.GetScheme(),
+		mapper: mgr.GetRESTMapper(), watched: map[schema.GroupVersionKind]bool{}}
+	return nil
 }
 
 // tierIndex indexes pipelines by the tiers they name, so a tier event finds its pipelines

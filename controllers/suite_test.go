@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +38,8 @@ func newScheme() *runtime.Scheme {
 type operator struct {
 	env *controlplane.Env
 	c   client.Client
+	// writes counts the operator's API writes; pipelineGets its reads of pipelines.
+	writes, pipelineGets *atomic.Int64
 }
 
 // startOperator starts a control plane and the controllers; both stop when the test ends.
@@ -47,12 +51,20 @@ func startOperator(t *testing.T, opts ...controlplane.Option) *operator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	writes, gets := &atomic.Int64{}, &atomic.Int64{}
+	mgr, err := ctrl.NewManager(env.Config, controllers.ManagerOptions(ctrl.Options{
+		NewClient: func(cfg *rest.Config, opts client.Options) (client.Client, error) {
+			c, err := client.New(cfg, opts)
+			return countingClient{Client: c, writes: writes, pipelineGets: gets, pipelineProbe: func(o client.Object) bool {
+				_, ok := o.(*v1alpha1.AnalyticsPipeline)
+				return ok
+			}}, err
+		},
 		Scheme:  newScheme(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		// Each test runs its own manager in this process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +84,7 @@ func startOperator(t *testing.T, opts ...controlplane.Option) *operator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &operator{env: env, c: c}
+	return &operator{env: env, c: c, writes: writes, pipelineGets: gets}
 }
 
 // testWriter sends the manager's logs to the test's log, shown only when a test fails.

@@ -32,6 +32,10 @@ var (
 		GVK: schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaTopic"},
 		CRD: "kafkatopics.kafka.strimzi.io", Operator: "Strimzi 1.x", Condition: "KafkaReady",
 	}
+	KindKafkaRebalance = UpstreamKind{
+		GVK: schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaRebalance"},
+		CRD: "kafkarebalances.kafka.strimzi.io", Operator: "Strimzi 1.x", Condition: "KafkaReady",
+	}
 	KindSparkApplication = UpstreamKind{
 		GVK: schema.GroupVersionKind{Group: "sparkoperator.k8s.io", Version: "v1beta2", Kind: "SparkApplication"},
 		CRD: "sparkapplications.sparkoperator.k8s.io", Operator: "the Kubeflow Spark operator 2.x", Condition: "SparkReady",
@@ -41,7 +45,7 @@ var (
 		CRD: "elasticsearches.elasticsearch.k8s.elastic.co", Operator: "ECK 3.x", Condition: "ElasticsearchReady",
 	}
 	// UpstreamKinds lists every kind above.
-	UpstreamKinds = []UpstreamKind{KindKafka, KindKafkaNodePool, KindKafkaTopic, KindSparkApplication, KindElasticsearch}
+	UpstreamKinds = []UpstreamKind{KindKafka, KindKafkaNodePool, KindKafkaTopic, KindKafkaRebalance, KindSparkApplication, KindElasticsearch}
 )
 
 // upstreamCRDNames is the set of CRD names of UpstreamKinds.

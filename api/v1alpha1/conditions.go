@@ -30,10 +30,26 @@ const (
 	ReasonStorageClassNotFound = "StorageClassNotFound"
 	// ReasonInvalidSpec: the spec cannot be planned; the message names the field.
 	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonCapacityExceeded: no configuration within the spec's bounds carries the workload;
+	// the plan is applied at the bounds and the message says what to change.
+	ReasonCapacityExceeded = "CapacityExceeded"
 	// ReasonPlanned: the spec was planned.
 	ReasonPlanned = "Planned"
 	// ReasonProgressing: children exist but are not ready yet.
 	ReasonProgressing = "Progressing"
 	// ReasonAvailable: the object is ready.
 	ReasonAvailable = "Available"
+)
+
+// Condition reasons of a StorageTier.
+const (
+	// ReasonStorageClassConflict: a local tier's StorageClass exists but is not one Strata can
+	// own (another provisioner, parameters, reclaim policy or binding mode, or another tier's);
+	// the message says what differs. Strata does not change it: those fields are immutable.
+	ReasonStorageClassConflict = "StorageClassConflict"
+	// ReasonNoMatchingNodes: no node matches a local tier's spec.local.nodeSelector.
+	ReasonNoMatchingNodes = "NoMatchingNodes"
+	// ReasonPersistentVolumeConflict: a local volume's name is taken by a PersistentVolume that
+	// is not the tier's, or one of the tier's volumes cannot be brought in step with the spec.
+	ReasonPersistentVolumeConflict = "PersistentVolumeConflict"
 )

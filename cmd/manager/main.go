@@ -83,7 +83,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 			cacheOpts.DefaultNamespaces[strings.TrimSpace(ns)] = cache.Config{}
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(cfg, controllers.ManagerOptions(ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        o.probeAddr,
@@ -92,7 +92,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		LeaderElectionNamespace:       o.leaderNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cacheOpts,
-	})
+	}))
 	if err != nil {
 		return err
 	}

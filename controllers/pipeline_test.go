@@ -1,0 +1,221 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/desired"
+)
+
+// child reads one child object of the pipeline (nil when absent).
+func child(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+		return nil
+	}
+	return u
+}
+
+func nestedInt(u *unstructured.Unstructured, path ...string) int64 {
+	n, _, _ := unstructured.NestedInt64(u.Object, path...)
+	return n
+}
+
+// waitPlanned waits until the pipeline's status describes its current generation.
+func waitPlanned(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, check func() error) {
+	t.Helper()
+	waitFor(t, c, p, func() error {
+		if p.Status.ObservedGeneration != p.Generation || p.Status.Plan == nil {
+			return fmt.Errorf("generation %d not planned yet", p.Generation)
+		}
+		return check()
+	})
+}
+
+// TestPipelineLifecycle: the sample pipeline gets its plan and every child with owner references
+// and labels; a larger workload scales brokers, partitions, executors and data nodes up; a
+// smaller one scales them down, except partitions, which Kafka cannot remove; a resync with
+// nothing changed writes nothing; deleting the pipeline leaves it to the garbage collector.
+func TestPipelineLifecycle(t *testing.T) {
+	o := startOperator(t)
+	ns, _ := o.createSamples(t)
+	ctx := context.Background()
+	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
+
+	waitPlanned(t, o.c, p, func() error {
+		return condition(p.Status.Conditions, v1alpha1.ConditionPlanValid, metav1.ConditionTrue, v1alpha1.ReasonPlanned)
+	})
+	if got := fmt.Sprintf("brokers=%d partitions=%d executors=%d dataNodes=%d", p.Status.Plan.Brokers,
+		p.Status.Plan.Partitions, p.Status.Plan.Executors, p.Status.Plan.ElasticsearchDataNodes); got != "brokers=3 partitions=20 executors=4 dataNodes=2" {
+		t.Errorf("sample plan: %s, want API.md's brokers=3 partitions=20 executors=4 dataNodes=2", got)
+	}
+
+	in := desired.Inputs{Pipeline: p, Plan: *p.Status.Plan}
+	for _, want := range desired.All(in) {
+		got := child(t, o.c, want.GroupVersionKind(), ns, want.GetName())
+		if got == nil {
+			t.Errorf("%s %s was not created", want.GetKind(), want.GetName())
+			continue
+		}
+		ref := metav1.GetControllerOf(got)
+		if ref == nil || ref.UID != p.UID || ref.Kind != "AnalyticsPipeline" || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
+			t.Errorf("%s %s: controller reference %+v, want the pipeline (uid %s) blocking deletion", got.GetKind(), got.GetName(), ref, p.UID)
+		}
+		if got.GetLabels()[desired.LabelInstance] != "sensors" || got.GetLabels()[desired.LabelManagedBy] != "strata" {
+			t.Errorf("%s %s: labels %v", got.GetKind(), got.GetName(), got.GetLabels())
+		}
+		if mf := got.GetManagedFields(); len(mf) == 0 || mf[0].Manager != "strata" || mf[0].Operation != metav1.ManagedFieldsOperationApply {
+			t.Errorf("%s %s: not server-side applied by field owner strata: %+v", got.GetKind(), got.GetName(), mf)
+		}
+	}
+	brokers := func() int64 {
+		return nestedInt(child(t, o.c, desired.KafkaNodePoolGVK, ns, desired.BrokerPoolName(p)), "spec", "replicas")
+	}
+	if brokers() != 3 {
+		t.Errorf("broker pool replicas %d, want 3", brokers())
+	}
+
+	t.Run("nothing changed, nothing written", func(t *testing.T) {
+		time.Sleep(2 * time.Second) // let the events of the first applies settle
+		before := o.writes.Load()
+		// A label change passes the pipeline's event filter and forces a full reconcile.
+		if err := o.c.Patch(ctx, p, client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"touched":"1"}}}`))); err != nil {
+			t.Fatal(err)
+		}
+		gets := o.pipelineGets.Load()
+		deadline := time.Now().Add(10 * time.Second)
+		for o.pipelineGets.Load() == gets && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if o.pipelineGets.Load() == gets {
+			t.Fatal("the label change did not trigger a reconcile")
+		}
+		time.Sleep(time.Second)
+		if n := o.writes.Load() - before; n != 0 {
+			t.Errorf("a reconcile with unchanged inputs made %d writes, want 0", n)
+		}
+	})
+
+	t.Run("scale up", func(t *testing.T) {
+		setIngest(t, o.c, p, 30000)
+		waitPlanned(t, o.c, p, func() error {
+			if brokers() <= 3 {
+				return fmt.Errorf("broker pool still has %d replicas", brokers())
+			}
+			return nil
+		})
+		topic := child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p))
+		app := child(t, o.c, desired.SparkApplicationGVK, ns, desired.SparkApplicationName(p))
+		es := child(t, o.c, desired.ElasticsearchGVK, ns, desired.ElasticsearchName(p))
+		if got := nestedInt(topic, "spec", "partitions"); got != int64(p.Status.Plan.Partitions) || got <= 20 {
+			t.Errorf("topic partitions %d, plan %d: want more than 20", got, p.Status.Plan.Partitions)
+		}
+		if got := nestedInt(app, "spec", "executor", "instances"); got != int64(p.Status.Plan.Executors) || got <= 4 {
+			t.Errorf("executors %d, plan %d: want more than 4", got, p.Status.Plan.Executors)
+		}
+		nodeSets, _, _ := unstructured.NestedSlice(es.Object, "spec", "nodeSets")
+		if data := nodeSets[len(nodeSets)-1].(map[string]any); data["count"] != int64(p.Status.Plan.ElasticsearchDataNodes) || p.Status.Plan.ElasticsearchDataNodes <= 2 {
+			t.Errorf("data nodeSet %v, plan %d: want more than 2", data["count"], p.Status.Plan.ElasticsearchDataNodes)
+		}
+	})
+
+	t.Run("scale down keeps partitions", func(t *testing.T) {
+		grown := nestedInt(child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p)), "spec", "partitions")
+		setIngest(t, o.c, p, 10000)
+		waitPlanned(t, o.c, p, func() error {
+			if brokers() != 3 {
+				return fmt.Errorf("broker pool has %d replicas, want 3 again", brokers())
+			}
+			return nil
+		})
+		if got := nestedInt(child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p)), "spec", "partitions"); got != grown {
+			t.Errorf("partitions went from %d to %d: Kafka cannot remove partitions", grown, got)
+		}
+		if c := meta(p, v1alpha1.ConditionPlanValid); c == nil || !strings.Contains(c.Message, "Kafka cannot remove partitions") {
+			t.Errorf("PlanValid should say the partitions were kept: %+v", c)
+		}
+	})
+
+	t.Run("deletion", func(t *testing.T) {
+		if err := o.c.Delete(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, o.c, p)
+		// envtest runs no garbage collector: the children stay, owned by a pipeline that is gone,
+		// and the operator must not recreate or touch them.
+		before := o.writes.Load()
+		time.Sleep(2 * time.Second)
+		if n := o.writes.Load() - before; n != 0 {
+			t.Errorf("the operator made %d writes after the pipeline was deleted", n)
+		}
+		pool := child(t, o.c, desired.KafkaNodePoolGVK, ns, desired.BrokerPoolName(p))
+		if del, _, _ := unstructured.NestedBool(pool.Object, "spec", "storage", "volumes", "0", "deleteClaim"); del {
+			t.Error("broker volumes would be deleted with the pipeline; volumeReclaimPolicy Retain keeps them")
+		}
+	})
+}
+
+func setIngest(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, mps int64) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"workload":{"messagesPerSecond":%d}}}`, mps)
+	if err := c.Patch(context.Background(), p, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitGone(t *testing.T, c client.Client, obj client.Object) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); client.IgnoreNotFound(err) == nil && err != nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s still exists", obj.GetName())
+}
+
+// TestInvalidPlanNotRetried: a spec admission accepts but the planner cannot plan sets
+// PlanValid=False naming the field, and is not retried until something changes.
+func TestInvalidPlanNotRetried(t *testing.T) {
+	o := startOperator(t)
+	ns, _ := o.createSamples(t)
+	ctx := context.Background()
+	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
+	waitPlanned(t, o.c, p, func() error { return nil })
+	planned := p.Status.Plan.DeepCopy()
+
+	p.Spec.Kafka.Storage.Size = resource.MustParse("1e40") // valid for the API, beyond any plan
+	if err := o.c.Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, o.c, p, func() error {
+		if p.Status.ObservedGeneration != p.Generation {
+			return fmt.Errorf("not observed yet")
+		}
+		return condition(p.Status.Conditions, v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec)
+	})
+	if c := meta(p, v1alpha1.ConditionPlanValid); !strings.Contains(c.Message, "spec.kafka.storage.size") {
+		t.Errorf("PlanValid message should name the field: %q", c.Message)
+	}
+	if p.Status.Plan == nil || p.Status.Plan.Brokers != planned.Brokers {
+		t.Errorf("the last good plan should stay in status, got %+v", p.Status.Plan)
+	}
+	gets := o.pipelineGets.Load()
+	time.Sleep(3 * time.Second)
+	if n := o.pipelineGets.Load() - gets; n > 1 {
+		t.Errorf("an invalid pipeline was reconciled %d times in 3s with nothing changed: a retry loop", n)
+	}
+}
