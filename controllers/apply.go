@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,7 +25,9 @@ import (
 // server, but still a request; at a thousand pipelines a resync would send thousands. As in
 // Cluster API's ssa patch helper, the applier remembers, per object, the hash of what it last
 // applied and the resourceVersion the server answered with: if both still match, nobody (us or
-// anyone else) has changed the object since, and the apply is skipped.
+// anyone else) has changed the object since, and the apply is skipped. After a restart it
+// remembers nothing, so it compares instead: when the live object already holds every field of
+// the desired one with the same value, there is nothing to apply.
 type applier struct {
 	client client.Client
 	mu     sync.Mutex
@@ -65,7 +68,9 @@ func (a *applier) apply(ctx context.Context, obj, current *unstructured.Unstruct
 	a.mu.Lock()
 	last, known := a.applied[key]
 	a.mu.Unlock()
-	if known && current != nil && last.hash == hash && last.resourceVersion == current.GetResourceVersion() {
+	if current != nil && ((known && last.hash == hash && last.resourceVersion == current.GetResourceVersion()) ||
+		(!known && contains(current.Object, normalize(obj.Object)))) {
+		a.remember(key, hash, current.GetResourceVersion())
 		return false, nil
 	}
 
@@ -74,10 +79,61 @@ func (a *applier) apply(ctx context.Context, obj, current *unstructured.Unstruct
 		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return false, fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
-	a.mu.Lock()
-	a.applied[key] = appliedState{hash: hash, resourceVersion: applied.GetResourceVersion()}
-	a.mu.Unlock()
+	a.remember(key, hash, applied.GetResourceVersion())
 	return true, nil
+}
+
+func (a *applier) remember(key objectKey, hash, resourceVersion string) {
+	a.mu.Lock()
+	a.applied[key] = appliedState{hash: hash, resourceVersion: resourceVersion}
+	a.mu.Unlock()
+}
+
+// contains reports whether live holds every field of want with an equal value. Lists must match
+// element by element: server-side apply replaces atomic lists and merges keyed ones, and either
+// way a list of another length is a change.
+func contains(live, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range w {
+			lv, ok := l[k]
+			if !ok || !contains(lv, v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		l, ok := live.([]any)
+		if !ok || len(l) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(l[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return reflect.DeepEqual(live, want)
+	}
+}
+
+// normalize gives a built object the types a decoded one has (int64 and float64 numbers,
+// []any lists), by a JSON round trip, so that contains compares like with like.
+func normalize(obj map[string]any) map[string]any {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return obj
+	}
+	out := &unstructured.Unstructured{}
+	if err := out.UnmarshalJSON(b); err != nil {
+		return obj
+	}
+	return out.Object
 }
 
 // forget drops what the applier knows of an object, after it was deleted.

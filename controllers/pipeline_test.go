@@ -108,6 +108,23 @@ func TestPipelineLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("restart: a full resync writes nothing", func(t *testing.T) {
+		o.stopManager()
+		o.startManager(t)
+		gets := o.pipelineGets.Load()
+		deadline := time.Now().Add(20 * time.Second)
+		for o.pipelineGets.Load() == gets && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(2 * time.Second)
+		if o.pipelineGets.Load() == gets {
+			t.Fatal("the new manager did not reconcile the pipeline")
+		}
+		if n := o.writes.Load(); n != 0 {
+			t.Errorf("a restarted operator made %d writes with nothing changed, want 0", n)
+		}
+	})
+
 	t.Run("scale up", func(t *testing.T) {
 		setIngest(t, o.c, p, 30000)
 		waitPlanned(t, o.c, p, func() error {

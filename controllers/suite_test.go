@@ -40,19 +40,37 @@ type operator struct {
 	c   client.Client
 	// writes counts the operator's API writes; pipelineGets its reads of pipelines.
 	writes, pipelineGets *atomic.Int64
+	// stopManager stops the running manager and waits for it.
+	stopManager func()
 }
 
 // startOperator starts a control plane and the controllers; both stop when the test ends.
 func startOperator(t *testing.T, opts ...controlplane.Option) *operator {
 	t.Helper()
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(testWriter{t})))
-	ctx, cancel := context.WithCancel(context.Background())
-	env, err := controlplane.Start(ctx, opts...)
+	env, err := controlplane.Start(context.Background(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c, err := client.New(env.Config, client.Options{Scheme: newScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &operator{env: env, c: c, writes: &atomic.Int64{}, pipelineGets: &atomic.Int64{}}
+	o.startManager(t)
+	t.Cleanup(func() {
+		o.stopManager()
+		_ = env.Stop()
+	})
+	return o
+}
+
+// startManager starts a manager with Strata's controllers, counting its writes from zero.
+func (o *operator) startManager(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	writes, gets := &atomic.Int64{}, &atomic.Int64{}
-	mgr, err := ctrl.NewManager(env.Config, controllers.ManagerOptions(ctrl.Options{
+	mgr, err := ctrl.NewManager(o.env.Config, controllers.ManagerOptions(ctrl.Options{
 		NewClient: func(cfg *rest.Config, opts client.Options) (client.Client, error) {
 			c, err := client.New(cfg, opts)
 			return countingClient{Client: c, writes: writes, pipelineGets: gets, pipelineProbe: func(o client.Object) bool {
@@ -73,18 +91,13 @@ func startOperator(t *testing.T, opts ...controlplane.Option) *operator {
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
+	o.writes, o.pipelineGets = writes, gets
+	o.stopManager = func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("manager: %v", err)
 		}
-		_ = env.Stop()
-	})
-	c, err := client.New(env.Config, client.Options{Scheme: newScheme()})
-	if err != nil {
-		t.Fatal(err)
 	}
-	return &operator{env: env, c: c, writes: writes, pipelineGets: gets}
 }
 
 // testWriter sends the manager's logs to the test's log, shown only when a test fails.
