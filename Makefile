@@ -60,8 +60,9 @@ test: ## Run all tests: unit tests and envtest tests against a real kube-apiserv
 	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" $(GO) test $(TEST_FLAGS) ./...
 
 .PHONY: bench
-bench: ## Run the benchmarks.
-	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" $(GO) test -run '^$$' -bench . -benchmem -p 1 -timeout 60m ./...
+bench: ## Run the benchmarks: the planner's, and N pipelines against a real control plane.
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" $(GO) test -run '^$$' -bench Scale -benchtime 1x -timeout 60m ./controllers/
 
 .PHONY: verify
 verify: ## Fail when generated files are stale or the tree is not gofmt-formatted.

@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -315,6 +316,8 @@ func (r *PipelineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	r.applier = newApplier(r.Client)
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("analyticspipeline").
+		// Reconciles wait on the API server most of the time; a few at once keep it busy.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		For(&v1alpha1.AnalyticsPipeline{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&v1alpha1.StorageTier{}, handler.EnqueueRequestsFromMapFunc(r.pipelinesNaming)).

@@ -45,7 +45,7 @@ type operator struct {
 }
 
 // startOperator starts a control plane and the controllers; both stop when the test ends.
-func startOperator(t *testing.T, opts ...controlplane.Option) *operator {
+func startOperator(t testing.TB, opts ...controlplane.Option) *operator {
 	t.Helper()
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(testWriter{t})))
 	env, err := controlplane.Start(context.Background(), opts...)
@@ -66,7 +66,7 @@ func startOperator(t *testing.T, opts ...controlplane.Option) *operator {
 }
 
 // startManager starts a manager with Strata's controllers, counting its writes from zero.
-func (o *operator) startManager(t *testing.T) {
+func (o *operator) startManager(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	writes, gets := &atomic.Int64{}, &atomic.Int64{}
@@ -101,13 +101,13 @@ func (o *operator) startManager(t *testing.T) {
 }
 
 // testWriter sends the manager's logs to the test's log, shown only when a test fails.
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
 // createSamples creates the sample tiers under names unique to the test and the sample pipeline
 // in a fresh namespace, pointing at those tiers.
-func (o *operator) createSamples(t *testing.T) (ns string, tiers map[string]string) {
+func (o *operator) createSamples(t testing.TB) (ns string, tiers map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	ns, err := controlplane.NewNamespace(ctx, o.c, "pipeline")

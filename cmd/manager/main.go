@@ -32,6 +32,8 @@ import (
 type options struct {
 	metricsAddr, probeAddr, watchNamespaces, leaderNamespace string
 	leaderElect, secureMetrics, enableHTTP2                  bool
+	qps                                                      float64
+	burst                                                    int
 }
 
 func (o *options) bind(fs *flag.FlagSet) {
@@ -41,6 +43,8 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles at a time.")
 	fs.StringVar(&o.leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election lease (default: the pod's namespace).")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose pipelines to reconcile (default: all).")
+	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Requests per second the operator may send to the API server.")
+	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests the operator may send to the API server.")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "Serve metrics over HTTP/2 (off by default: HTTP/2 rapid-reset CVEs).")
 }
 
@@ -59,9 +63,23 @@ func main() {
 	}
 }
 
+// The manager's own RBAC, beside the controllers' (controllers/*.go). Leader election takes a
+// Lease and records core Events in its own namespace: these rules become a Role, whose namespace
+// here (strata-system) is a placeholder the Helm chart replaces with the release's namespace. The
+// metrics endpoint asks the API server to authenticate (TokenReview) and authorize
+// (SubjectAccessReview) every scraper.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=strata-system,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups="",namespace=strata-system,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // run builds the manager and runs it until ctx ends.
 func run(ctx context.Context, cfg *rest.Config, o options) error {
 	log := ctrl.Log.WithName("setup")
+	if o.qps > 0 {
+		cfg = rest.CopyConfig(cfg)
+		cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))

@@ -133,4 +133,3 @@ func eventually(t *testing.T, done <-chan error, what string, f func() error) {
 	}
 	t.Fatalf("timed out waiting for %s: %v", what, last)
 }
-

@@ -90,6 +90,9 @@ func run(ctx context.Context, once bool, wait time.Duration) error {
 	if err := printTables(ctx, env.Config); err != nil {
 		return err
 	}
+	if err := printChildren(ctx, c, samples); err != nil {
+		return err
+	}
 	if kubeconfig != "" {
 		say("the control plane is yours while this runs:\n\n    kubectl --kubeconfig %s get analyticspipelines,storagetiers -A\n", relative(root, kubeconfig))
 	}

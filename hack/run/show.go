@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/internal/desired"
 )
 
 // createFixtures stands in for what a real cluster has and a bare control plane lacks: a node
@@ -133,4 +135,54 @@ func orNone(v any) any {
 		return "<none>"
 	}
 	return v
+}
+
+// printChildren lists what the operator created for each sample pipeline.
+func printChildren(ctx context.Context, c client.Client, samples []*unstructured.Unstructured) error {
+	gvks := []schema.GroupVersionKind{desired.ConfigMapGVK, desired.KafkaNodePoolGVK, desired.KafkaGVK,
+		desired.KafkaRebalanceGVK, desired.KafkaTopicGVK, desired.ElasticsearchGVK, desired.SparkApplicationGVK}
+	for _, s := range samples {
+		if s.GetKind() != "AnalyticsPipeline" {
+			continue
+		}
+		fmt.Printf("Children of AnalyticsPipeline %s/%s:\n", s.GetNamespace(), s.GetName())
+		w := tabwriter.NewWriter(os.Stdout, 0, 4, 3, ' ', 0)
+		fmt.Fprintln(w, "KIND\tNAME\tSUMMARY")
+		for _, gvk := range gvks {
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+			if err := c.List(ctx, list, client.InNamespace(s.GetNamespace()),
+				client.MatchingLabels{desired.LabelInstance: s.GetName(), desired.LabelManagedBy: desired.ManagedBy}); err != nil {
+				return err
+			}
+			for _, o := range list.Items {
+				fmt.Fprintf(w, "%s\t%s\t%s\n", o.GetKind(), o.GetName(), summary(&o))
+			}
+		}
+		_ = w.Flush()
+		fmt.Println()
+	}
+	return nil
+}
+
+// summary picks the figure the plan set on a child.
+func summary(o *unstructured.Unstructured) string {
+	num := func(path ...string) int64 { n, _, _ := unstructured.NestedInt64(o.Object, path...); return n }
+	switch o.GetKind() {
+	case "KafkaNodePool":
+		return fmt.Sprintf("replicas=%d", num("spec", "replicas"))
+	case "KafkaTopic":
+		return fmt.Sprintf("partitions=%d replicas=%d", num("spec", "partitions"), num("spec", "replicas"))
+	case "SparkApplication":
+		return fmt.Sprintf("executors=%d cores=%d", num("spec", "executor", "instances"), num("spec", "executor", "cores"))
+	case "Elasticsearch":
+		sets, _, _ := unstructured.NestedSlice(o.Object, "spec", "nodeSets")
+		var parts []string
+		for _, s := range sets {
+			m, _ := s.(map[string]any)
+			parts = append(parts, fmt.Sprintf("%v=%v", m["name"], m["count"]))
+		}
+		return strings.Join(parts, " ")
+	}
+	return ""
 }
