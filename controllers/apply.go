@@ -54,12 +54,13 @@ func keyOf(u *unstructured.Unstructured) objectKey {
 	return objectKey{gvk: u.GroupVersionKind(), namespace: u.GetNamespace(), name: u.GetName()}
 }
 
-// apply applies obj unless it is known to be applied already. current is the object as the
-// cache has it (nil when it does not exist).
-func (a *applier) apply(ctx context.Context, obj, current *unstructured.Unstructured) (bool, error) {
+// apply applies obj unless it is known to be applied already, and returns the object as the
+// server now has it: the answer to the apply, or current when nothing was sent. current is the
+// object as the cache has it (nil when it does not exist).
+func (a *applier) apply(ctx context.Context, obj, current *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	b, err := json.Marshal(obj.Object)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	sum := sha256.Sum256(b)
 	hash := hex.EncodeToString(sum[:])
@@ -71,16 +72,16 @@ func (a *applier) apply(ctx context.Context, obj, current *unstructured.Unstruct
 	if current != nil && ((known && last.hash == hash && last.resourceVersion == current.GetResourceVersion()) ||
 		(!known && contains(current.Object, normalize(obj.Object)))) {
 		a.remember(key, hash, current.GetResourceVersion())
-		return false, nil
+		return current, nil
 	}
 
 	applied := obj.DeepCopy()
 	if err := a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
 		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return false, fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		return nil, fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
 	a.remember(key, hash, applied.GetResourceVersion())
-	return true, nil
+	return applied, nil
 }
 
 func (a *applier) remember(key objectKey, hash, resourceVersion string) {

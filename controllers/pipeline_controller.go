@@ -179,9 +179,13 @@ func (r *PipelineReconciler) applyChildren(ctx context.Context, p *v1alpha1.Anal
 			continue
 		}
 		wanted[keyOf(obj)] = true
-		if _, err := r.applier.apply(ctx, obj, obs[keyOf(obj)]); err != nil {
+		live, err := r.applier.apply(ctx, obj, obs[keyOf(obj)])
+		if err != nil {
 			return err
 		}
+		// The status is computed from the children as the server now has them: the cache may
+		// not have seen this apply yet, and a status from it would be rewritten a moment later.
+		obs[keyOf(obj)] = live
 	}
 	for _, gvk := range served {
 		if _, err := r.applier.prune(ctx, existing[gvk], wanted); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -87,14 +88,37 @@ func TestPipelineLifecycle(t *testing.T) {
 		t.Errorf("broker pool replicas %d, want 3", brokers())
 	}
 
+	events := func() []eventsv1.Event {
+		list := &eventsv1.EventList{}
+		if err := o.c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		var out []eventsv1.Event
+		for _, e := range list.Items {
+			if e.Regarding.Name == "sensors" && e.Regarding.Kind == "AnalyticsPipeline" {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	waitFor(t, o.c, p, func() error {
+		for _, e := range events() {
+			if e.Reason == v1alpha1.ReasonPlanned && e.Action == v1alpha1.ConditionPlanValid && e.Type == "Normal" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no PlanValid/Planned event recorded")
+	})
+
 	t.Run("nothing changed, nothing written", func(t *testing.T) {
 		time.Sleep(2 * time.Second) // let the events of the first applies settle
 		before := o.writes.Load()
+		eventsBefore := len(events())
+		gets := o.pipelineGets.Load()
 		// A label change passes the pipeline's event filter and forces a full reconcile.
 		if err := o.c.Patch(ctx, p, client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"touched":"1"}}}`))); err != nil {
 			t.Fatal(err)
 		}
-		gets := o.pipelineGets.Load()
 		deadline := time.Now().Add(10 * time.Second)
 		for o.pipelineGets.Load() == gets && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
@@ -105,6 +129,9 @@ func TestPipelineLifecycle(t *testing.T) {
 		time.Sleep(time.Second)
 		if n := o.writes.Load() - before; n != 0 {
 			t.Errorf("a reconcile with unchanged inputs made %d writes, want 0", n)
+		}
+		if n := len(events()) - eventsBefore; n != 0 {
+			t.Errorf("a reconcile with unchanged inputs recorded %d events, want 0: events are for transitions", n)
 		}
 	})
 
