@@ -38,7 +38,7 @@ func TestUpstreamCRDsMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := envtest.InstallCRDs(o.env.Config, envtest.CRDInstallOptions{Paths: dirs, ErrorIfPathMissing: true}); err != nil {
+	if _, err := envtest.InstallCRDs(o.env.Config, envtest.CRDInstallOptions{Paths: dirs, ErrorIfPathMissing: true, MaxTime: controlplane.CRDWait}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, o.c, p, func() error {

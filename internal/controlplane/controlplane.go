@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +24,9 @@ import (
 
 // EnvUpstreamCRDs names a directory of upstream CRDs to use instead of ../shared/upstream-crds.
 const EnvUpstreamCRDs = "STRATA_UPSTREAM_CRDS"
+
+// CRDWait is how long installing CRDs waits for the API server to serve them.
+const CRDWait = 3 * time.Minute
 
 // EnvUseExistingCluster makes Start use the cluster of the current kubeconfig.
 const EnvUseExistingCluster = "STRATA_USE_EXISTING_CLUSTER"
@@ -167,6 +171,10 @@ func Start(ctx context.Context, opts ...Option) (*Env, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		UseExistingCluster:    &existing,
+		// envtest waits 10s for CRDs to be served by default; ECK's 1.5 MB CRD alone can take
+		// longer on a busy two-core machine.
+		CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: CRDWait},
+		ControlPlaneStartTimeout: 2 * time.Minute,
 	}
 	if !existing {
 		assets, err := Assets()
@@ -213,7 +221,7 @@ func installMissing(ctx context.Context, cfg *rest.Config, dirs []string) error 
 	if len(missing) == 0 {
 		return nil
 	}
-	_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: missing})
+	_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: missing, MaxTime: CRDWait})
 	return err
 }
 
