@@ -28,8 +28,20 @@ import (
 // 0), the peak heap of this process (operator and load generator) and, as the ceiling any
 // operator works under, the raw create rate of the same API server for plain ConfigMaps.
 // Run with -benchtime 1x: one iteration is one whole scenario (`make bench` does).
+// STRATA_BENCH_PIPELINES overrides the sizes (comma-separated).
 func BenchmarkScale(b *testing.B) {
-	for _, n := range []int{100, 1000} {
+	sizes := []int{100, 1000}
+	if env := os.Getenv("STRATA_BENCH_PIPELINES"); env != "" {
+		sizes = nil
+		for _, f := range strings.Split(env, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 2 {
+				b.Fatalf("STRATA_BENCH_PIPELINES: %q is not a count of at least 2", f)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, n := range sizes {
 		b.Run(fmt.Sprintf("pipelines=%d", n), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				scale(b, n)
@@ -103,7 +115,7 @@ func scale(b *testing.B, n int) {
 	b.ReportMetric(float64(peak.max.Load())/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(vmHWM())/(1<<10), "peak-rss-MiB")
 	if got := o.writes.Load(); got != 0 {
-		b.Errorf("a full resync with nothing changed made %d writes, want 0", got)
+		b.Errorf("a full resync with nothing changed made %d writes, want 0: %v", got, writesByKind(o.byKind))
 	}
 }
 

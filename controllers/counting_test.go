@@ -2,6 +2,8 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,7 +15,9 @@ import (
 // retried in a loop.
 type countingClient struct {
 	client.Client
-	writes        *atomic.Int64
+	writes *atomic.Int64
+	// byKind counts writes by "verb kind", to tell what a failing test wrote.
+	byKind        *sync.Map
 	pipelineGets  *atomic.Int64
 	pipelineProbe func(obj client.Object) bool
 }
@@ -25,61 +29,84 @@ func (c countingClient) Get(ctx context.Context, key client.ObjectKey, obj clien
 	return c.Client.Get(ctx, key, obj, opts...)
 }
 
-func (c countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+func (c countingClient) count(verb string, obj any) {
 	c.writes.Add(1)
+	if c.byKind == nil {
+		return
+	}
+	kind := fmt.Sprintf("%T", obj)
+	if u, ok := obj.(interface{ GetKind() string }); ok && u.GetKind() != "" {
+		kind = u.GetKind()
+	}
+	n, _ := c.byKind.LoadOrStore(verb+" "+kind, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
+}
+
+func (c countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.count("create", obj)
 	return c.Client.Create(ctx, obj, opts...)
 }
 
 func (c countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	c.writes.Add(1)
+	c.count("update", obj)
 	return c.Client.Update(ctx, obj, opts...)
 }
 
 func (c countingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	c.writes.Add(1)
+	c.count("patch", obj)
 	return c.Client.Patch(ctx, obj, patch, opts...)
 }
 
 func (c countingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	c.writes.Add(1)
+	c.count("apply", obj)
 	return c.Client.Apply(ctx, obj, opts...)
 }
 
 func (c countingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	c.writes.Add(1)
+	c.count("delete", obj)
 	return c.Client.Delete(ctx, obj, opts...)
 }
 
 func (c countingClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
-	c.writes.Add(1)
+	c.count("deleteAllOf", obj)
 	return c.Client.DeleteAllOf(ctx, obj, opts...)
 }
 
 func (c countingClient) Status() client.SubResourceWriter {
-	return countingStatus{SubResourceWriter: c.Client.Status(), writes: c.writes}
+	return countingStatus{SubResourceWriter: c.Client.Status(), c: c}
 }
 
 type countingStatus struct {
 	client.SubResourceWriter
-	writes *atomic.Int64
+	c countingClient
 }
 
 func (s countingStatus) Create(ctx context.Context, obj client.Object, sub client.Object, opts ...client.SubResourceCreateOption) error {
-	s.writes.Add(1)
+	s.c.count("status-create", obj)
 	return s.SubResourceWriter.Create(ctx, obj, sub, opts...)
 }
 
 func (s countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	s.writes.Add(1)
+	s.c.count("status-update", obj)
 	return s.SubResourceWriter.Update(ctx, obj, opts...)
 }
 
 func (s countingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	s.writes.Add(1)
+	s.c.count("status-patch", obj)
 	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
 func (s countingStatus) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-	s.writes.Add(1)
+	s.c.count("status-apply", obj)
 	return s.SubResourceWriter.Apply(ctx, obj, opts...)
+}
+
+// writesByKind lists the counted writes by verb and kind.
+func writesByKind(m *sync.Map) map[string]int64 {
+	out := map[string]int64{}
+	m.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
 }

@@ -128,7 +128,7 @@ func TestPipelineLifecycle(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 		if n := o.writes.Load() - before; n != 0 {
-			t.Errorf("a reconcile with unchanged inputs made %d writes, want 0", n)
+			t.Errorf("a reconcile with unchanged inputs made %d writes, want 0: %v", n, writesByKind(o.byKind))
 		}
 		if n := len(events()) - eventsBefore; n != 0 {
 			t.Errorf("a reconcile with unchanged inputs recorded %d events, want 0: events are for transitions", n)
@@ -148,7 +148,7 @@ func TestPipelineLifecycle(t *testing.T) {
 			t.Fatal("the new manager did not reconcile the pipeline")
 		}
 		if n := o.writes.Load(); n != 0 {
-			t.Errorf("a restarted operator made %d writes with nothing changed, want 0", n)
+			t.Errorf("a restarted operator made %d writes with nothing changed, want 0: %v", n, writesByKind(o.byKind))
 		}
 	})
 

@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,6 +41,7 @@ type operator struct {
 	c   client.Client
 	// writes counts the operator's API writes; pipelineGets its reads of pipelines.
 	writes, pipelineGets *atomic.Int64
+	byKind               *sync.Map
 	// stopManager stops the running manager and waits for it.
 	stopManager func()
 }
@@ -69,11 +71,11 @@ func startOperator(t testing.TB, opts ...controlplane.Option) *operator {
 func (o *operator) startManager(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	writes, gets := &atomic.Int64{}, &atomic.Int64{}
+	writes, gets, byKind := &atomic.Int64{}, &atomic.Int64{}, &sync.Map{}
 	mgr, err := ctrl.NewManager(o.env.Config, controllers.ManagerOptions(ctrl.Options{
 		NewClient: func(cfg *rest.Config, opts client.Options) (client.Client, error) {
 			c, err := client.New(cfg, opts)
-			return countingClient{Client: c, writes: writes, pipelineGets: gets, pipelineProbe: func(o client.Object) bool {
+			return countingClient{Client: c, writes: writes, byKind: byKind, pipelineGets: gets, pipelineProbe: func(o client.Object) bool {
 				_, ok := o.(*v1alpha1.AnalyticsPipeline)
 				return ok
 			}}, err
@@ -91,7 +93,7 @@ func (o *operator) startManager(t testing.TB) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	o.writes, o.pipelineGets = writes, gets
+	o.writes, o.pipelineGets, o.byKind = writes, gets, byKind
 	o.stopManager = func() {
 		cancel()
 		if err := <-done; err != nil {
