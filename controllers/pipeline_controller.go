@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -82,13 +83,17 @@ func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 
 	setStorageCondition(conds, tiers, absent)
 	planned, ok := r.plan(p, tiers, obs, conds)
+	var applyErr error
 	if ok {
-		if err := r.applyChildren(ctx, p, planned, obs, existing, served); err != nil {
-			return ctrl.Result{}, err
+		if applyErr = r.applyChildren(ctx, p, planned, obs, existing, served); applyErr == nil {
+			p.Status.Plan = &planned
 		}
-		p.Status.Plan = &planned
 	}
 	setChildConditions(conds, p, missing, obs)
+	if applyErr != nil {
+		// Say what failed where users look, then retry with backoff.
+		conds.set(conditionFor(applyErr), metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, applyErr.Error())
+	}
 	setReadyCondition(conds)
 	p.Status.ObservedGeneration = p.Generation
 
@@ -98,6 +103,9 @@ func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	announceTransitions(r.Recorder, p, before.Status.Conditions, p.Status.Conditions)
 	if err := patchStatus(ctx, r.Client, p, before, before.Status, p.Status); err != nil {
 		return ctrl.Result{}, err
+	}
+	if applyErr != nil {
+		return ctrl.Result{}, applyErr
 	}
 	if len(missing) > 0 {
 		// A new CRD's event can arrive before the API server's discovery serves its kind, and
@@ -181,7 +189,7 @@ func (r *PipelineReconciler) applyChildren(ctx context.Context, p *v1alpha1.Anal
 		wanted[keyOf(obj)] = true
 		live, err := r.applier.apply(ctx, obj, obs[keyOf(obj)])
 		if err != nil {
-			return err
+			return &applyError{gvk: obj.GroupVersionKind(), err: err}
 		}
 		// The status is computed from the children as the server now has them: the cache may
 		// not have seen this apply yet, and a status from it would be rewritten a moment later.
@@ -189,10 +197,32 @@ func (r *PipelineReconciler) applyChildren(ctx context.Context, p *v1alpha1.Anal
 	}
 	for _, gvk := range served {
 		if _, err := r.applier.prune(ctx, existing[gvk], wanted); err != nil {
-			return err
+			return &applyError{gvk: gvk, err: err}
 		}
 	}
 	return nil
+}
+
+// applyError is a failure to apply or prune a child of one kind.
+type applyError struct {
+	gvk schema.GroupVersionKind
+	err error
+}
+
+func (e *applyError) Error() string { return e.err.Error() }
+func (e *applyError) Unwrap() error { return e.err }
+
+// conditionFor names the condition of the child kind an apply error is about.
+func conditionFor(err error) string {
+	var ae *applyError
+	if errors.As(err, &ae) {
+		for _, k := range UpstreamKinds {
+			if k.GVK == ae.gvk {
+				return k.Condition
+			}
+		}
+	}
+	return v1alpha1.ConditionKafkaReady // the metrics ConfigMap belongs to Kafka
 }
 
 // setChildConditions sets KafkaReady, SparkReady and ElasticsearchReady from the children's own

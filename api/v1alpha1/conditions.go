@@ -35,6 +35,9 @@ const (
 	ReasonCapacityExceeded = "CapacityExceeded"
 	// ReasonPlanned: the spec was planned.
 	ReasonPlanned = "Planned"
+	// ReasonApplyFailed: the API server refused a child object; the message says which and why,
+	// and the operator retries with backoff.
+	ReasonApplyFailed = "ApplyFailed"
 	// ReasonProgressing: children exist but are not ready yet.
 	ReasonProgressing = "Progressing"
 	// ReasonAvailable: the object is ready.

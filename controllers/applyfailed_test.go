@@ -1,0 +1,71 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// TestApplyFailedIsReported: when the API server refuses a child (here an admission policy
+// denies KafkaTopics), the pipeline's condition says which and why, the other children are
+// still applied, and the pipeline recovers once the child is accepted.
+func TestApplyFailedIsReported(t *testing.T) {
+	o := startOperator(t)
+	ctx := context.Background()
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "deny-topics"},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+					Rule: admissionv1.Rule{APIGroups: []string{"kafka.strimzi.io"}, APIVersions: []string{"*"},
+						Resources: []string{"kafkatopics"}},
+				},
+			}}},
+			Validations: []admissionv1.Validation{{Expression: "false", Message: "topics are frozen by policy"}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "deny-topics"},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "deny-topics",
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
+	}
+	if err := o.c.Create(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.c.Create(ctx, binding); err != nil {
+		t.Fatal(err)
+	}
+	ns, _ := o.createSamples(t)
+	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
+	waitFor(t, o.c, p, func() error {
+		if err := condition(p.Status.Conditions, v1alpha1.ConditionKafkaReady, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed); err != nil {
+			return err
+		}
+		if msg := meta(p, v1alpha1.ConditionKafkaReady).Message; !strings.Contains(msg, "KafkaTopic") || !strings.Contains(msg, "topics are frozen") {
+			return fmt.Errorf("KafkaReady should name the refused object and the reason: %q", msg)
+		}
+		return nil
+	})
+
+	if err := o.c.Delete(ctx, binding); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, o.c, p, func() error {
+		if c := meta(p, v1alpha1.ConditionKafkaReady); c == nil || c.Reason == v1alpha1.ReasonApplyFailed {
+			return fmt.Errorf("KafkaReady still reports the refused apply: %+v", c)
+		}
+		if p.Status.Plan == nil {
+			return fmt.Errorf("no plan in status")
+		}
+		return nil
+	})
+}
