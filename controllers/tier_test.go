@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -10,16 +11,23 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/internal/controlplane"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -480,4 +488,96 @@ func sortedCopy(s []string) []string {
 	out := append([]string(nil), s...)
 	sort.Strings(out)
 	return out
+}
+
+// TestTierRBAC runs the StorageTier controller as a user holding only the generated role
+// (config/rbac): a local tier gets its class and volumes, is deleted with a volume in use, and
+// nothing is forbidden on the way.
+func TestTierRBAC(t *testing.T) {
+	o := tierControlPlane(t)
+	ctx := context.Background()
+	c := o.c
+
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := controlplane.ReadObjects(filepath.Join(root, "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const user = "strata-tier-test"
+	for _, obj := range objs {
+		if ns := obj.GetNamespace(); ns != "" {
+			_ = c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		}
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
+		ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: obj.GetKind(), Name: obj.GetName()}
+		var binding client.Object = &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: obj.GetName()}, Subjects: subjects, RoleRef: ref}
+		if obj.GetKind() == "Role" {
+			binding = &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: obj.GetName(), Namespace: obj.GetNamespace()}, Subjects: subjects, RoleRef: ref}
+		}
+		if err := c.Create(ctx, binding); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	cfg := rest.CopyConfig(o.env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	mgrCtx, cancel := context.WithCancel(ctx)
+	mgr, err := ctrl.NewManager(cfg, controllers.ManagerOptions(ctrl.Options{
+		Scheme:     newScheme(),
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &controllers.TierReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("strata-tier")}
+	if err := r.SetupWithManager(mgrCtx, mgr); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mgrCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+
+	tierCreateNode(t, c, "worker-1", map[string]string{"example.com/fast": "true"})
+	tier := tierLocal("rbac", "strata-rbac", map[string]string{"example.com/fast": "true"}, "10Gi", "/mnt/a", "/mnt/b")
+	if err := c.Create(ctx, tier); err != nil {
+		t.Fatal(err)
+	}
+	tierWaitStatus(t, c, tier, 2, "20Gi", metav1.ConditionTrue, v1alpha1.ReasonAvailable)
+	tierWaitEvent(t, c, "rbac", "Available", "StorageClass")
+	tierBind(t, c, desired.PersistentVolumeName("rbac", "worker-1", "/mnt/a"), "claim-0")
+	if err := c.Delete(ctx, tier); err != nil {
+		t.Fatal(err)
+	}
+	tierWaitGone(t, c, tier)
+	if left := tierVolumes(t, c, "rbac"); len(left) != 1 || left[0].Spec.ClaimRef == nil {
+		t.Errorf("volumes left: %d, want the Bound one", len(left))
+	}
+}
+
+// tierControlPlane starts a control plane without a manager: the test runs its own.
+func tierControlPlane(t *testing.T) *operator {
+	t.Helper()
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(testWriter{t})))
+	env, err := controlplane.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(env.Config, client.Options{Scheme: newScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &operator{env: env, c: c}
 }
