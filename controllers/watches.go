@@ -86,8 +86,11 @@ func servedChildKinds(missing []UpstreamKind) []schema.GroupVersionKind {
 }
 
 // ManagerOptions adds what Strata's controllers need to a manager's options: children are read
-// from the cache as unstructured objects (they are third-party kinds), and the ConfigMap cache
-// holds only Strata's own ConfigMaps (the setting is per kind, for typed and unstructured reads).
+// from the cache as unstructured objects (they are third-party kinds), and the ConfigMap and
+// PersistentVolume caches hold only Strata's own objects (the setting is per kind, for typed and
+// unstructured reads): a large cluster's volumes and ConfigMaps are none of the operator's
+// business. Local volume names carry a hash of tier, node and path, so a volume of someone
+// else's with the same name is not a practical concern.
 func ManagerOptions(o ctrl.Options) ctrl.Options {
 	o.Client.Cache = &client.CacheOptions{Unstructured: true}
 	managed := labels.SelectorFromSet(labels.Set{desired.LabelManagedBy: desired.ManagedBy})
@@ -95,5 +98,6 @@ func ManagerOptions(o ctrl.Options) ctrl.Options {
 		o.Cache.ByObject = map[client.Object]cache.ByObject{}
 	}
 	o.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Label: managed}
+	o.Cache.ByObject[&corev1.PersistentVolume{}] = cache.ByObject{Label: managed}
 	return o
 }
