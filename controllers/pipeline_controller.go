@@ -26,6 +26,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
+	pipelinemetrics "github.com/strata-dev/strata/internal/metrics"
 	"github.com/strata-dev/strata/internal/plan"
 )
 
@@ -56,9 +57,13 @@ type PipelineReconciler struct {
 func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	p := &v1alpha1.AnalyticsPipeline{}
 	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
+		if apierrors.IsNotFound(err) {
+			pipelinemetrics.Forget(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if p.DeletionTimestamp != nil {
+		pipelinemetrics.Forget(p.Namespace, p.Name)
 		return ctrl.Result{}, nil // children go with it, by their owner references
 	}
 	before := p.DeepCopy()
@@ -101,6 +106,7 @@ func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		log.FromContext(ctx).Info("upstream CRDs missing; waiting for them", "missing", kindNames(missing))
 	}
 	announceTransitions(r.Recorder, p, before.Status.Conditions, p.Status.Conditions)
+	pipelinemetrics.Observe(p) // the plan, stage capacities, bottleneck, storage cost, conditions
 	if err := patchStatus(ctx, r.Client, p, before, before.Status, p.Status); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -1,0 +1,365 @@
+// Package metrics publishes the operator's own Prometheus metrics about each pipeline — its
+// plan, the capacity of every stage, the bottleneck, the storage placement and its cost, its
+// conditions — on controller-runtime's registry, which the manager serves on its metrics
+// endpoint next to controller-runtime's reconcile and work-queue metrics.
+//
+// The reconciler calls Observe after it planned a pipeline and Forget when the pipeline is gone:
+// every series carries the labels namespace and pipeline, and Forget removes them all. The
+// autoscaler reports what it last observed with SetBrokerLinkUtilization and
+// SetExecutorPageCacheRatio. Label sets are bounded: per pipeline one series per stage, storage
+// role, resource, memory part or condition; nothing per pod.
+//
+// Names follow Prometheus' conventions: a strata_ prefix, base units (bytes, seconds, ratios
+// 0..1, messages per second), _total for counters, _info for info-style gauges of value 1.
+// docs/metrics.md lists them; a test checks that the list and the code agree.
+package metrics
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/resource"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/desired"
+)
+
+// Resources of strata_pipeline_replicas, named as the autoscaler names them in its decisions
+// (status.autoscaling and strata_autoscaler_decisions_total's resource label).
+const (
+	ResourceBrokers                = "Brokers"
+	ResourceExecutors              = "Executors"
+	ResourceElasticsearchDataNodes = "ElasticsearchDataNodes"
+)
+
+var resources = []string{ResourceBrokers, ResourceExecutors, ResourceElasticsearchDataNodes}
+
+// Recorder holds the operator's pipeline metrics. Its methods are safe for concurrent use: the
+// reconciler runs several reconciles at once.
+type Recorder struct {
+	mu      sync.Mutex
+	gauges  []*family
+	byName  map[string]*family
+	deleter []PartialDeleter
+}
+
+// PartialDeleter is a metric vector whose series can be removed by a subset of their labels,
+// as client_golang's *GaugeVec and *CounterVec are.
+type PartialDeleter interface {
+	DeletePartialMatch(labels prometheus.Labels) int
+}
+
+// family is one gauge vector and, per pipeline, the label values it last set: an observation
+// that no longer sets a series (a stage that stopped being the bottleneck, a role moved to
+// another tier) deletes it.
+type family struct {
+	vec  *prometheus.GaugeVec
+	desc Description
+	seen map[pipelineKey]map[string][]string
+}
+
+type pipelineKey struct{ namespace, name string }
+
+// Description documents one metric: its name, help, labels (namespace and pipeline first) and
+// what sets it. docs/metrics.md is checked against the Descriptions.
+type Description struct {
+	Name   string
+	Help   string
+	Labels []string
+	// Observed marks the metrics the autoscaler sets (SetBrokerLinkUtilization,
+	// SetExecutorPageCacheRatio) rather than Observe.
+	Observed bool
+}
+
+// Metric names.
+const (
+	Info                       = "strata_pipeline_info"
+	WorkloadMessages           = "strata_pipeline_workload_messages_per_second"
+	WorkloadBytes              = "strata_pipeline_workload_bytes_per_second"
+	StageCapacity              = "strata_pipeline_stage_capacity_messages_per_second"
+	MaxMessages                = "strata_pipeline_max_messages_per_second"
+	Bottleneck                 = "strata_pipeline_bottleneck_info"
+	LinkUsable                 = "strata_pipeline_link_usable_bytes_per_second"
+	TargetUtilization          = "strata_pipeline_target_utilization_ratio"
+	BrokerPlannedBytes         = "strata_pipeline_broker_planned_bytes_per_second"
+	Replicas                   = "strata_pipeline_replicas"
+	ReplicasMin                = "strata_pipeline_replicas_min"
+	ReplicasMax                = "strata_pipeline_replicas_max"
+	ExecutorMemory             = "strata_pipeline_executor_memory_bytes"
+	StorageBytes               = "strata_pipeline_storage_bytes"
+	StorageMonthlyCost         = "strata_pipeline_storage_monthly_cost"
+	SingleTierMonthlyCost      = "strata_pipeline_storage_single_tier_monthly_cost"
+	Condition                  = "strata_pipeline_condition"
+	AutoscalingEnabled         = "strata_pipeline_autoscaling_enabled"
+	BrokerLinkUtilization      = "strata_pipeline_broker_link_utilization_ratio"
+	ExecutorPageCacheRatio     = "strata_pipeline_executor_page_cache_ratio"
+	AutoscalerDecisions        = "strata_autoscaler_decisions_total" // registered by internal/autoscale
+	pipelineLabels             = "namespace,pipeline"
+	infoLabels                 = "topic,kafka_cluster,broker_podset,spark_application,elasticsearch_cluster"
+	storageLabels              = "role,tier,storageclass"
+	defaultCurrencyDescription = "currency units of the tiers' monthlyPricePerGiB"
+)
+
+// Descriptions lists every metric the Recorder publishes, in the order of docs/metrics.md.
+func Descriptions() []Description {
+	d := func(name, help, extra string) Description {
+		labels := strings.Split(pipelineLabels, ",")
+		if extra != "" {
+			labels = append(labels, strings.Split(extra, ",")...)
+		}
+		return Description{Name: name, Help: help, Labels: labels}
+	}
+	observed := func(x Description) Description { x.Observed = true; return x }
+	return []Description{
+		d(Info, "A pipeline Strata manages (1), with the names of its children: the topic, the Strimzi cluster, "+
+			"the broker pods' StrimziPodSet (pods are <broker_podset>-<id>), the SparkApplication and the Elasticsearch cluster.", infoLabels),
+		d(WorkloadMessages, "The ingest the pipeline must carry (spec.workload.messagesPerSecond).", ""),
+		d(WorkloadBytes, "The ingest in bytes per second (messagesPerSecond x messageBytes).", ""),
+		d(StageCapacity, "What each stage carries at 100% of its usable resources, as planned.", "stage"),
+		d(MaxMessages, "What the pipeline carries: its smallest stage capacity.", ""),
+		d(Bottleneck, "The stage the plan names as the bottleneck (1); stage=\"None\" when every stage carries the workload within the target utilisation.", "stage"),
+		d(LinkUsable, "One node's usable link rate: linkBitsPerSecond / 8 x efficiency.", ""),
+		d(TargetUtilization, "The planning headroom: spec.network.targetUtilizationPercent / 100.", ""),
+		d(BrokerPlannedBytes, "What the plan expects one broker to receive, send and write to disk.", "direction"),
+		d(Replicas, "Planned replicas of each scaled resource (Brokers, Executors, ElasticsearchDataNodes).", "resource"),
+		d(ReplicasMin, "The spec's lower bound of each scaled resource.", "resource"),
+		d(ReplicasMax, "The spec's upper bound of each scaled resource: the autoscaler goes no higher.", "resource"),
+		d(ExecutorMemory, "Each executor pod's memory split: heap, offHeap, overhead, pageCache and pod (the limit).", "part"),
+		d(StorageBytes, "Planned storage of each role on its tier: size per replica x replicas.", storageLabels),
+		d(StorageMonthlyCost, "Monthly cost of each role's storage, in the "+defaultCurrencyDescription+".", storageLabels),
+		d(SingleTierMonthlyCost, "What the same storage would cost a month on the fastest tier the pipeline names.", ""),
+		d(Condition, "Each status condition: 1 when True, 0 when False or Unknown, with its reason.", "type,reason"),
+		d(AutoscalingEnabled, "1 when spec.autoscaling.enabled, else 0.", ""),
+		observed(d(BrokerLinkUtilization, "The busiest broker's link use as the autoscaler last observed it: the larger of "+
+			"received and sent bytes per second over the usable link rate.", "")),
+		observed(d(ExecutorPageCacheRatio, "The executors' page cache as the autoscaler last observed it, over the planned "+
+			"page-cache reserve (below 1: the reserve is not filled, or is taken by other memory).", "")),
+	}
+}
+
+// New returns a Recorder whose metrics are registered on reg.
+func New(reg prometheus.Registerer) *Recorder {
+	r := &Recorder{byName: map[string]*family{}}
+	for _, d := range Descriptions() {
+		f := &family{
+			vec:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: d.Name, Help: d.Help}, d.Labels),
+			desc: d,
+			seen: map[pipelineKey]map[string][]string{},
+		}
+		reg.MustRegister(f.vec)
+		r.gauges = append(r.gauges, f)
+		r.byName[d.Name] = f
+	}
+	return r
+}
+
+// Default is the operator's Recorder, on controller-runtime's registry.
+var Default = New(crmetrics.Registry)
+
+// Observe publishes p's plan, bounds and conditions on the Default recorder.
+func Observe(p *v1alpha1.AnalyticsPipeline) { Default.Observe(p) }
+
+// Forget removes every series of the pipeline namespace/name from the Default recorder.
+func Forget(namespace, name string) { Default.Forget(namespace, name) }
+
+// ForgetAlso makes Forget remove the pipeline's series from vec too: for metrics other packages
+// register with the labels namespace and pipeline (the autoscaler's decisions counter).
+func ForgetAlso(vec PartialDeleter) { Default.ForgetAlso(vec) }
+
+// SetBrokerLinkUtilization records, for the autoscaler, the busiest broker's link use as last
+// observed: max(received, sent) bytes per second of the busiest broker over the usable link
+// rate (status.plan.linkUsableBytesPerSecond), a ratio where 1 is a saturated link. The series
+// stays until the next call or until the pipeline is forgotten.
+func SetBrokerLinkUtilization(namespace, name string, ratio float64) {
+	Default.setObserved(BrokerLinkUtilization, namespace, name, ratio)
+}
+
+// SetExecutorPageCacheRatio records, for the autoscaler, the executors' page cache as last
+// observed (the average over executors of container_memory_cache) over the planned page-cache
+// reserve (status.plan.executorMemory.pageCache): below 1 the reserve is not used, well below
+// 1 with high disk reads the page cache is starved.
+func SetExecutorPageCacheRatio(namespace, name string, ratio float64) {
+	Default.setObserved(ExecutorPageCacheRatio, namespace, name, ratio)
+}
+
+// ForgetAlso makes Forget remove the pipeline's series from vec too.
+func (r *Recorder) ForgetAlso(vec PartialDeleter) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.deleter = append(r.deleter, vec)
+}
+
+// sample is one series of one family: its label values after namespace and pipeline.
+type sample struct {
+	family string
+	labels []string
+	value  float64
+}
+
+// Observe publishes what the pipeline's spec, status.plan and status.conditions say. A pipeline
+// without a plan (its spec could not be planned) keeps its info, workload, bounds and
+// conditions; its plan's series go.
+func (r *Recorder) Observe(p *v1alpha1.AnalyticsPipeline) {
+	r.publish(pipelineKey{p.Namespace, p.Name}, samples(p))
+}
+
+// SetObserved sets one of the autoscaler's observed metrics (BrokerLinkUtilization or
+// ExecutorPageCacheRatio) on this recorder.
+func (r *Recorder) SetObserved(metric, namespace, name string, value float64) error {
+	f, ok := r.byName[metric]
+	if !ok || !f.desc.Observed {
+		return fmt.Errorf("%s is not an observed metric", metric)
+	}
+	r.setObserved(metric, namespace, name, value)
+	return nil
+}
+
+func (r *Recorder) setObserved(metric, namespace, name string, value float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.byName[metric]
+	f.vec.WithLabelValues(namespace, name).Set(value)
+}
+
+// Forget removes every series of the pipeline.
+func (r *Recorder) Forget(namespace, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	match := prometheus.Labels{"namespace": namespace, "pipeline": name}
+	for _, f := range r.gauges {
+		f.vec.DeletePartialMatch(match)
+		delete(f.seen, pipelineKey{namespace, name})
+	}
+	for _, v := range r.deleter {
+		v.DeletePartialMatch(match)
+	}
+}
+
+// publish sets the samples of one pipeline and deletes the series of Observe's families that
+// the previous observation set and this one does not. The autoscaler's observed families are
+// left alone.
+func (r *Recorder) publish(key pipelineKey, ss []sample) {
+	next := map[string]map[string][]string{}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range ss {
+		f := r.byName[s.family]
+		lv := append([]string{key.namespace, key.name}, s.labels...)
+		f.vec.WithLabelValues(lv...).Set(s.value)
+		if next[s.family] == nil {
+			next[s.family] = map[string][]string{}
+		}
+		next[s.family][strings.Join(lv, "\xff")] = lv
+	}
+	for _, f := range r.gauges {
+		if f.desc.Observed {
+			continue
+		}
+		for id, lv := range f.seen[key] {
+			if _, ok := next[f.desc.Name][id]; !ok {
+				f.vec.DeleteLabelValues(lv...)
+			}
+		}
+		if n := next[f.desc.Name]; len(n) > 0 {
+			f.seen[key] = n
+		} else {
+			delete(f.seen, key)
+		}
+	}
+}
+
+// samples computes every series Observe sets for p.
+func samples(p *v1alpha1.AnalyticsPipeline) []sample {
+	var out []sample
+	add := func(family string, value float64, labels ...string) {
+		out = append(out, sample{family: family, labels: labels, value: value})
+	}
+	add(Info, 1, desired.TopicName(p), desired.KafkaName(p),
+		strings.TrimSuffix(desired.BrokerPodPrefix(p), "-"), desired.SparkApplicationName(p), desired.ElasticsearchName(p))
+	add(WorkloadMessages, float64(p.Spec.Workload.MessagesPerSecond))
+	add(WorkloadBytes, float64(p.Spec.Workload.MessagesPerSecond)*float64(p.Spec.Workload.MessageBytes))
+	enabled := 0.0
+	if p.Spec.Autoscaling != nil && p.Spec.Autoscaling.Enabled {
+		enabled = 1
+	}
+	add(AutoscalingEnabled, enabled)
+	bounds := map[string]v1alpha1.Range{
+		ResourceBrokers:                p.Spec.Kafka.Brokers,
+		ResourceExecutors:              {Min: p.Spec.Spark.Executors.Min, Max: p.Spec.Spark.Executors.Max},
+		ResourceElasticsearchDataNodes: p.Spec.Elasticsearch.DataNodes,
+	}
+	for _, res := range resources {
+		add(ReplicasMin, float64(bounds[res].Min), res)
+		add(ReplicasMax, float64(bounds[res].Max), res)
+	}
+	for _, c := range p.Status.Conditions {
+		v := 0.0
+		if c.Status == "True" {
+			v = 1
+		}
+		add(Condition, v, c.Type, c.Reason)
+	}
+	pl := p.Status.Plan
+	if pl == nil {
+		return out
+	}
+	for _, s := range pl.Stages {
+		add(StageCapacity, float64(s.MaxMessagesPerSecond), s.Name)
+	}
+	add(MaxMessages, float64(pl.MaxMessagesPerSecond))
+	if pl.Bottleneck != "" {
+		add(Bottleneck, 1, pl.Bottleneck)
+	}
+	add(LinkUsable, float64(pl.LinkUsableBytesPerSecond))
+	if pl.LinkUsableBytesPerSecond > 0 {
+		add(TargetUtilization, float64(pl.LinkPlannedBytesPerSecond)/float64(pl.LinkUsableBytesPerSecond))
+	}
+	add(BrokerPlannedBytes, float64(pl.BrokerReceiveBytesPerSecond), "receive")
+	add(BrokerPlannedBytes, float64(pl.BrokerSendBytesPerSecond), "send")
+	add(BrokerPlannedBytes, float64(pl.BrokerDiskWriteBytesPerSecond), "diskWrite")
+	planned := map[string]int32{
+		ResourceBrokers:                pl.Brokers,
+		ResourceExecutors:              pl.Executors,
+		ResourceElasticsearchDataNodes: pl.ElasticsearchDataNodes,
+	}
+	for _, res := range resources {
+		add(Replicas, float64(planned[res]), res)
+	}
+	m := pl.ExecutorMemory
+	for _, part := range []struct {
+		name string
+		q    resource.Quantity
+	}{{"heap", m.Heap}, {"offHeap", m.OffHeap}, {"overhead", m.Overhead}, {"pageCache", m.PageCache}, {"pod", m.Pod}} {
+		if !part.q.IsZero() {
+			add(ExecutorMemory, float64(part.q.Value()), part.name)
+		}
+	}
+	storage := append([]v1alpha1.StoragePlacement(nil), pl.Storage...)
+	sort.Slice(storage, func(i, j int) bool { return storage[i].Role < storage[j].Role })
+	for _, s := range storage {
+		add(StorageBytes, float64(s.SizePerReplica.Value())*float64(s.Replicas), s.Role, s.Tier, s.StorageClassName)
+		if cost, ok := money(s.MonthlyCost); ok {
+			add(StorageMonthlyCost, cost, s.Role, s.Tier, s.StorageClassName)
+		}
+	}
+	if cost, ok := money(pl.SingleTierMonthlyStorageCost); ok {
+		add(SingleTierMonthlyCost, cost)
+	}
+	return out
+}
+
+// money parses a decimal string of the plan ("371.52").
+func money(s string) (float64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	var f float64
+	if _, err := fmt.Sscanf(s, "%g", &f); err != nil {
+		return 0, false
+	}
+	return f, true
+}
