@@ -96,11 +96,15 @@ EOF
 build_prometheus() { # build_prometheus OUT CMD
   local out=$1 cmd=$2 dir="$build/prometheus-$PROMETHEUS_VERSION"
   say "building $cmd $PROMETHEUS_VERSION"
-  if [ ! -f "$dir/go.sum" ]; then
+  # .resolved marks a wrapper whose dependencies all resolved: a failed `go get` (a module the
+  # proxy does not serve) leaves a partial go.sum, which must not pass for a finished one.
+  if [ ! -f "$dir/.resolved" ]; then
     wrapper "$dir" strata.local/prometheus
     (cd "$dir" && go mod edit -require "github.com/prometheus/prometheus@$PROMETHEUS_VERSION" &&
       go get "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_VERSION" \
-        "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION" 2>/dev/null)
+        "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION" 2>&1 |
+        { grep -v '^go: downloading' >&2 || true; } && touch .resolved) ||
+      { say "resolving prometheus $PROMETHEUS_VERSION failed"; exit 1; }
   fi
   (cd "$dir" && gobuild "$cmd" "$out" -trimpath -ldflags "-s -w" "github.com/prometheus/prometheus/cmd/$cmd")
 }

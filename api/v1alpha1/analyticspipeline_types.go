@@ -280,33 +280,6 @@ type ElasticsearchSpec struct {
 	Shards int32 `json:"shards,omitempty"`
 }
 
-// AutoscalingSpec configures the metric-driven autoscaler.
-// +kubebuilder:validation:XValidation:rule="!self.enabled || (has(self.prometheusURL) && size(self.prometheusURL) > 0)",message="spec.autoscaling.prometheusURL is required when autoscaling is enabled"
-type AutoscalingSpec struct {
-	// enabled turns the autoscaler on.
-	// +kubebuilder:default=false
-	// +optional
-	Enabled bool `json:"enabled"`
-	// prometheusURL is the Prometheus HTTP API the autoscaler queries.
-	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self == '' || (isURL(self) && (url(self).getScheme() == 'http' || url(self).getScheme() == 'https'))",message="spec.autoscaling.prometheusURL must be an http or https URL"
-	// +optional
-	PrometheusURL string `json:"prometheusURL,omitempty"`
-	// intervalSeconds is how often metrics are read and a decision is made.
-	// +kubebuilder:validation:Minimum=5
-	// +kubebuilder:validation:Maximum=3600
-	// +kubebuilder:default=30
-	// +optional
-	IntervalSeconds int32 `json:"intervalSeconds,omitempty"`
-	// scaleDownStabilizationSeconds is how long a lower recommendation must hold before the
-	// autoscaler scales down (Kubernetes' HPA waits 300 s).
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=86400
-	// +kubebuilder:default=300
-	// +optional
-	ScaleDownStabilizationSeconds int32 `json:"scaleDownStabilizationSeconds,omitempty"`
-}
-
 // AnalyticsPipelineStatus is what the operator planned and observed.
 type AnalyticsPipelineStatus struct {
 	// observedGeneration is the generation the status was computed from.
@@ -321,6 +294,9 @@ type AnalyticsPipelineStatus struct {
 	// plan is the plan the operator applies; `strata plan -o json` prints the same object.
 	// +optional
 	Plan *Plan `json:"plan,omitempty"`
+	// autoscaling is what the autoscaler decided and the state its stabilisation needs.
+	// +optional
+	Autoscaling *AutoscalingStatus `json:"autoscaling,omitempty"`
 }
 
 // AnalyticsPipeline is a Kafka → Spark → Elasticsearch pipeline on tiered storage, sized by the

@@ -127,3 +127,14 @@ func executorMemory(s memorySplit, m v1alpha1.MemorySpec, cores int32) v1alpha1.
 			inMiB(s.initialHeap), g1PeriodicGCMillis),
 	}
 }
+
+// CheckMemory reports whether a memory split leaves room for the minimum heap, as Compute would
+// find it (nil when it does). The autoscaler checks a shifted split with it before proposing it.
+func CheckMemory(m v1alpha1.MemorySpec) error {
+	if m.MinHeap == nil {
+		h := DefaultMinHeap.DeepCopy()
+		m.MinHeap = &h
+	}
+	_, err := splitMemory(m)
+	return err
+}

@@ -1,0 +1,225 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AutoscalingSpec configures the metric-driven autoscaler.
+// +kubebuilder:validation:XValidation:rule="!self.enabled || (has(self.prometheusURL) && size(self.prometheusURL) > 0)",message="spec.autoscaling.prometheusURL is required when autoscaling is enabled"
+type AutoscalingSpec struct {
+	// enabled turns the autoscaler on.
+	// +kubebuilder:default=false
+	// +optional
+	Enabled bool `json:"enabled"`
+	// prometheusURL is the Prometheus HTTP API the autoscaler queries.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self == '' || (isURL(self) && (url(self).getScheme() == 'http' || url(self).getScheme() == 'https'))",message="spec.autoscaling.prometheusURL must be an http or https URL"
+	// +optional
+	PrometheusURL string `json:"prometheusURL,omitempty"`
+	// intervalSeconds is how often metrics are read and a decision is made.
+	// +kubebuilder:validation:Minimum=5
+	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:default=30
+	// +optional
+	IntervalSeconds int32 `json:"intervalSeconds,omitempty"`
+	// scaleDownStabilizationSeconds is how long a lower recommendation must hold before the
+	// autoscaler scales down (Kubernetes' HPA waits 300 s).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	// +kubebuilder:default=300
+	// +optional
+	ScaleDownStabilizationSeconds int32 `json:"scaleDownStabilizationSeconds,omitempty"`
+	// cooldownSeconds is how long the autoscaler leaves a resource alone after changing it, so
+	// that the change shows in the metrics (partitions moved, executors started) before the
+	// next decision. A change of executors or of the memory split resubmits the Spark job.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	// +kubebuilder:default=120
+	// +optional
+	CooldownSeconds *int32 `json:"cooldownSeconds,omitempty"`
+	// queries overrides the PromQL the autoscaler reads each signal with. Empty fields keep the
+	// defaults, written for kube-prometheus-stack (cAdvisor), Strimzi's JMX and Kafka exporters
+	// and the Elasticsearch exporter. A query may use the placeholders $namespace, $pipeline,
+	// $topic, $brokerPods and $executorPods (regular expressions matching the pod names) and
+	// $range (four intervals, as a PromQL duration). Each query is parsed by the operator: a
+	// query that does not parse stops the autoscaler with reason InvalidQuery, naming the field.
+	// +optional
+	Queries *AutoscalingQueries `json:"queries,omitempty"`
+}
+
+// AutoscalingQueries holds one PromQL query per signal. A query must return one sample or
+// samples without labels the autoscaler needs: several samples are summed.
+type AutoscalingQueries struct {
+	// brokerTransmitBytes: bytes per second all broker pods send (to consumers and followers).
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	BrokerTransmitBytes string `json:"brokerTransmitBytes,omitempty"`
+	// brokerReceiveBytes: bytes per second all broker pods receive (from producers and leaders).
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	BrokerReceiveBytes string `json:"brokerReceiveBytes,omitempty"`
+	// kafkaBytesIn: bytes per second the brokers take in as Kafka counts them (client and
+	// replication traffic); used for the link when the pods' network metrics are missing.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	KafkaBytesIn string `json:"kafkaBytesIn,omitempty"`
+	// kafkaBytesOut: bytes per second the brokers send as Kafka counts them.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	KafkaBytesOut string `json:"kafkaBytesOut,omitempty"`
+	// underReplicatedPartitions: partitions with fewer in-sync replicas than replicas; no
+	// broker leaves while it is above 0 or unknown.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	UnderReplicatedPartitions string `json:"underReplicatedPartitions,omitempty"`
+	// consumerLag: records the job's consumer group is behind on the topic.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	ConsumerLag string `json:"consumerLag,omitempty"`
+	// consumerLagTrend: how fast the lag grows, in records per second (negative: draining).
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	ConsumerLagTrend string `json:"consumerLagTrend,omitempty"`
+	// processingRate: records per second the job consumes.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	ProcessingRate string `json:"processingRate,omitempty"`
+	// ingestRate: records per second the producers append to the topic.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	IngestRate string `json:"ingestRate,omitempty"`
+	// executorPageCacheBytes: page cache of one executor pod (the average over executors).
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	ExecutorPageCacheBytes string `json:"executorPageCacheBytes,omitempty"`
+	// executorFileRefaults: file pages per second the executors read again soon after the
+	// kernel evicted them — the sign that their page cache is too small.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	ExecutorFileRefaults string `json:"executorFileRefaults,omitempty"`
+	// executorDiskReadBytes: bytes per second the executors read from disk.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	ExecutorDiskReadBytes string `json:"executorDiskReadBytes,omitempty"`
+	// executorSpillBytes: bytes per second the executors spill to disk, where the job exports it.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	ExecutorSpillBytes string `json:"executorSpillBytes,omitempty"`
+	// elasticsearchIndexingRate: documents per second Elasticsearch indexes.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	ElasticsearchIndexingRate string `json:"elasticsearchIndexingRate,omitempty"`
+}
+
+// Autoscaled resources, as status.autoscaling names them.
+const (
+	ResourceBrokers                = "Brokers"
+	ResourceExecutors              = "Executors"
+	ResourceElasticsearchDataNodes = "ElasticsearchDataNodes"
+	ResourceMemorySplit            = "MemorySplit"
+)
+
+// Autoscaling actions.
+const (
+	ActionScaleUp   = "ScaleUp"
+	ActionScaleDown = "ScaleDown"
+	// ActionShift moves the executors' memory split toward page cache or toward off-heap.
+	ActionShift = "Shift"
+	// ActionBlocked: a change was due but a safety rule held it back.
+	ActionBlocked = "Blocked"
+)
+
+// Reasons of the Autoscaling condition.
+const (
+	// ReasonAutoscalingActive: metrics are fresh and the autoscaler decides every interval.
+	ReasonAutoscalingActive = "Active"
+	// ReasonMetricsUnavailable: Prometheus cannot be reached, or a signal a resource needs has
+	// no fresh sample; that resource is not scaled.
+	ReasonMetricsUnavailable = "MetricsUnavailable"
+	// ReasonInvalidQuery: a query in spec.autoscaling.queries does not parse.
+	ReasonInvalidQuery = "InvalidQuery"
+)
+
+// AutoscalingStatus is what the autoscaler decided, and the little state its stabilisation
+// windows and cool-downs need, so that a restarted operator carries on where it stopped.
+type AutoscalingStatus struct {
+	// brokers is the broker count the autoscaler asks for; the plan uses at least this many.
+	// +optional
+	Brokers int32 `json:"brokers,omitempty"`
+	// executors is the executor count the autoscaler asks for; the plan uses at least this many.
+	// +optional
+	Executors int32 `json:"executors,omitempty"`
+	// elasticsearchDataNodes is the data node count the autoscaler asks for.
+	// +optional
+	ElasticsearchDataNodes int32 `json:"elasticsearchDataNodes,omitempty"`
+	// pageCachePercent is the executors' page-cache share the autoscaler set, in place of
+	// spec.spark.memory.pageCachePercent.
+	// +optional
+	PageCachePercent *int32 `json:"pageCachePercent,omitempty"`
+	// offHeapPercent is the off-heap share the autoscaler set, in place of
+	// spec.spark.memory.offHeapPercent.
+	// +optional
+	OffHeapPercent *int32 `json:"offHeapPercent,omitempty"`
+	// messagesPerSecondPerExecutor is the processing capacity of one executor as measured, in
+	// place of spec.spark.messagesPerSecondPerExecutor.
+	// +optional
+	MessagesPerSecondPerExecutor int64 `json:"messagesPerSecondPerExecutor,omitempty"`
+	// lastDecision is the autoscaler's latest change, or the latest change a safety rule held back.
+	// +optional
+	LastDecision *AutoscalingDecision `json:"lastDecision,omitempty"`
+	// windows holds each resource's recent recommendations, for the stabilisation windows.
+	// +optional
+	// +listType=map
+	// +listMapKey=resource
+	// +kubebuilder:validation:MaxItems=4
+	Windows []AutoscalingWindow `json:"windows,omitempty"`
+}
+
+// AutoscalingDecision is one decision of the autoscaler.
+type AutoscalingDecision struct {
+	// resource is Brokers, Executors, ElasticsearchDataNodes or MemorySplit.
+	Resource string `json:"resource"`
+	// action is ScaleUp, ScaleDown, Shift or Blocked.
+	Action string `json:"action"`
+	// from and to are the counts (for MemorySplit: the page-cache percent) before and after.
+	From int32 `json:"from"`
+	To   int32 `json:"to"`
+	// reason is a CamelCase word: LinkSaturated, LagGrowing, UnderReplicatedPartitions, ...
+	Reason string `json:"reason"`
+	// message explains the decision with the figures it was made from.
+	Message string `json:"message"`
+	// time is when the decision was made.
+	Time metav1.Time `json:"time"`
+}
+
+// AutoscalingWindow is one resource's recent recommendations. Consecutive readings that
+// recommend the same are kept once, so the list grows only when the recommendation changes.
+type AutoscalingWindow struct {
+	// resource is Brokers, Executors, ElasticsearchDataNodes or MemorySplit.
+	Resource string `json:"resource"`
+	// lastReading is when the resource's signals were last read with fresh samples; a gap of
+	// more than two intervals starts the window afresh.
+	// +optional
+	LastReading *metav1.Time `json:"lastReading,omitempty"`
+	// lastChange is when the autoscaler last changed the resource (the start of its cool-down).
+	// +optional
+	LastChange *metav1.Time `json:"lastChange,omitempty"`
+	// samples are the recommendations from the oldest still needed to the latest; each holds
+	// from its time until the next one's.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Samples []AutoscalingSample `json:"samples,omitempty"`
+}
+
+// AutoscalingSample is what one reading recommended.
+type AutoscalingSample struct {
+	// time is when the reading was taken.
+	Time metav1.Time `json:"time"`
+	// up is the count that keeps the signal within the target (for MemorySplit: the page-cache
+	// percent the reading asks for).
+	Up int32 `json:"up"`
+	// down is the count that keeps it within the target less the hysteresis margin: a scale-down
+	// goes no lower, so that the count it leaves is not at once too few again.
+	Down int32 `json:"down"`
+}

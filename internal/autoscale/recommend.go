@@ -1,0 +1,325 @@
+package autoscale
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// Bounds is the range the autoscaler may choose a count in. Floor is what the plan asks for
+// the declared workload (spec.workload is what the pipeline must sustain, so the autoscaler
+// adds capacity on top of it but never takes it below), Max the spec's maximum.
+type Bounds struct {
+	Floor, Max int32
+}
+
+// Policy is everything Recommend decides with besides the readings.
+type Policy struct {
+	// Interval is the reading interval; samples older than two intervals are stale.
+	Interval time.Duration
+	// Stabilization is how long a lower recommendation must hold before a scale-down.
+	Stabilization time.Duration
+	// Cooldown is how long a resource is left alone after a change.
+	Cooldown time.Duration
+
+	// LinkUsableBytesPerSecond and TargetUtilizationPercent are the bandwidth model's link.
+	LinkUsableBytesPerSecond int64
+	TargetUtilizationPercent int32
+
+	Brokers, Executors, DataNodes Bounds
+	// SpecPerExecutor and PerDataNode are the spec's processing and indexing capacities.
+	SpecPerExecutor, PerDataNode int64
+	// Memory is the spec's executor memory; the autoscaler shifts its percents.
+	Memory v1alpha1.MemorySpec
+
+	// Safety says whether brokers may leave now, as Strimzi reports it.
+	Safety BrokerSafety
+	// SparkRunning: the Spark operator reports the job running. While it is not (it is being
+	// submitted, or resubmitted after a change), its lag says nothing about its executors.
+	SparkRunning bool
+}
+
+// State is what is applied now, and what the autoscaler remembered from earlier readings.
+type State struct {
+	// Brokers, Executors and DataNodes are the plan's counts now.
+	Brokers, Executors, DataNodes int32
+	// PageCachePercent, OffHeapPercent and PerExecutor are the memory split and the
+	// processing rate the plan uses now.
+	PageCachePercent, OffHeapPercent int32
+	PerExecutor                      int64
+	// Status is status.autoscaling (nil at first).
+	Status *v1alpha1.AutoscalingStatus
+}
+
+// Decision is what Recommend decided.
+type Decision struct {
+	// Status is the new status.autoscaling: the targets, the last decision, the windows.
+	Status v1alpha1.AutoscalingStatus
+	// Changes are this reading's decisions, changes and held-back changes alike, for events
+	// and metrics; empty when nothing was due.
+	Changes []v1alpha1.AutoscalingDecision
+	// Missing lists the signals a scalable resource needs that had no fresh sample.
+	Missing []string
+	// Summary says in one line what the autoscaler sees, for the condition.
+	Summary string
+}
+
+// hysteresisPoints is the margin under the target utilisation a scale-down must leave: with a
+// target of 80 %, brokers are removed only when the rest would run at 70 % or less, so that
+// the load that asked for the removal does not at once ask for the broker back.
+const hysteresisPoints = 10
+
+// Recommend decides, from one reading, which counts and memory split the pipeline should run
+// with. It is pure: the same state, readings, policy and time give the same decision.
+func Recommend(cur State, obs Observations, pol Policy, now time.Time) Decision {
+	st := v1alpha1.AutoscalingStatus{}
+	if cur.Status != nil {
+		st = *cur.Status.DeepCopy()
+	}
+	// Every window exists before any is used: window() appends, which would move the others.
+	for _, res := range []string{v1alpha1.ResourceBrokers, v1alpha1.ResourceExecutors,
+		v1alpha1.ResourceElasticsearchDataNodes, v1alpha1.ResourceMemorySplit} {
+		window(&st, res)
+	}
+	r := &recommender{obs: obs, pol: pol, now: now, st: &st}
+	var seen []string
+
+	// Brokers, from the busier direction of the brokers' links.
+	if rd, ok := r.brokerReading(); ok {
+		seen = append(seen, rd.what)
+		st.Brokers, _ = r.step(v1alpha1.ResourceBrokers, rd, cur.Brokers, st.Brokers, pol.Brokers, r.brokersMayLeave)
+	} else {
+		r.unread(v1alpha1.ResourceBrokers, pol.Brokers, []Signal{BrokerTransmitBytes, BrokerReceiveBytes})
+	}
+
+	// Executors and the memory split: only while the job runs, from its lag and rates.
+	perExecutor := cur.PerExecutor
+	if pol.SparkRunning {
+		if rd, c, ok := r.executorReading(cur); ok {
+			seen = append(seen, rd.what)
+			var changed bool
+			st.Executors, changed = r.step(v1alpha1.ResourceExecutors, rd, cur.Executors, st.Executors, pol.Executors, nil)
+			if changed {
+				// A measured rate takes effect with the change it caused: changing it alone
+				// would resubmit the job for nothing the counts show.
+				perExecutor = c
+				r.coolSpark()
+			}
+		} else {
+			r.unread(v1alpha1.ResourceExecutors, pol.Executors, executorSignals)
+		}
+		r.memory(cur)
+	} else {
+		forget(window(&st, v1alpha1.ResourceExecutors))
+		forget(window(&st, v1alpha1.ResourceMemorySplit))
+	}
+	if perExecutor > 0 && perExecutor != pol.SpecPerExecutor {
+		st.MessagesPerSecondPerExecutor = perExecutor
+	}
+
+	// Elasticsearch data nodes, from the indexing rate.
+	if rd, ok := r.dataNodeReading(); ok {
+		seen = append(seen, rd.what)
+		st.ElasticsearchDataNodes, _ = r.step(v1alpha1.ResourceElasticsearchDataNodes, rd, cur.DataNodes,
+			st.ElasticsearchDataNodes, pol.DataNodes, nil)
+	} else {
+		r.unread(v1alpha1.ResourceElasticsearchDataNodes, pol.DataNodes, []Signal{ElasticsearchIndexingRate})
+	}
+
+	if n := len(r.changes); n > 0 {
+		last := r.changes[n-1]
+		st.LastDecision = &last
+	}
+	return Decision{Status: st, Changes: r.changes, Missing: r.missing, Summary: strings.Join(seen, "; ")}
+}
+
+// reading is what one reading of a resource's signals recommends.
+type reading struct {
+	up, down int32
+	// upReason and downReason name why a change either way would be made; what says what was
+	// measured, for messages.
+	upReason, downReason string
+	what                 string
+}
+
+type recommender struct {
+	obs     Observations
+	pol     Policy
+	now     time.Time
+	st      *v1alpha1.AutoscalingStatus
+	changes []v1alpha1.AutoscalingDecision
+	missing []string
+}
+
+// maxAge is how old a sample may be: two intervals, so that one late scrape is no gap.
+func (r *recommender) maxAge() time.Duration { return 2 * r.pol.Interval }
+
+// upSpan is the scale-up window: three readings. One reading above the target is noise; the
+// third in a row is a trend, acted on at once.
+func (r *recommender) upSpan() time.Duration { return 2 * r.pol.Interval }
+
+func (r *recommender) value(s Signal) (float64, bool) { return r.obs.fresh(s, r.now, r.maxAge()) }
+
+// unread handles a resource whose signals are missing: its window starts afresh, and when the
+// resource could scale, the missing signals are reported.
+func (r *recommender) unread(resource string, b Bounds, signals []Signal) {
+	forget(window(r.st, resource))
+	if b.Floor < b.Max {
+		r.missing = append(r.missing, r.obs.missing(signals, r.now, r.maxAge())...)
+	}
+}
+
+// step records a reading in the resource's window and decides: up to the smallest count the
+// whole scale-up window asked for, or down to the largest the whole stabilisation window asked
+// for (with the hysteresis margin), within the bounds, outside the cool-down. mayLeave, when
+// given, can hold a scale-down back. It returns the resource's new target and whether it changed.
+func (r *recommender) step(resource string, rd reading, current, target int32, b Bounds,
+	mayLeave func(from, to int32) (reason, message string)) (int32, bool) {
+	w := window(r.st, resource)
+	b.Floor = max(b.Floor, 1)
+	b.Max = max(b.Max, b.Floor)
+	clamp := func(n int32) int32 { return min(max(n, 1), b.Max) }
+	keep := max(r.pol.Stabilization, r.upSpan()) + r.pol.Interval
+	observe(w, clamp(rd.up), clamp(max(rd.down, rd.up)), r.now, 2*r.pol.Interval+r.pol.Interval/2, keep)
+	if target == 0 {
+		target = current
+	}
+	if current <= 0 {
+		return target, false
+	}
+	if cooling, _ := coolingDown(w, r.now, r.pol.Cooldown); cooling {
+		return target, false
+	}
+	if up, full := minUp(w, r.now, r.upSpan()); full && up > current {
+		// At most double per step, as the HPA does: new brokers need their partitions moved
+		// before they help, and the next reading sees what the first step did.
+		to := min(up, b.Max, max(current*2, current+1))
+		if to > current {
+			r.change(resource, v1alpha1.ActionScaleUp, current, to, rd.upReason, rd.what)
+			w.LastChange = &metav1.Time{Time: r.now.Truncate(time.Second)}
+			return to, true
+		}
+	}
+	if down, full := maxDown(w, r.now, r.pol.Stabilization); full && max(down, b.Floor) < current {
+		to := max(down, b.Floor)
+		if mayLeave != nil {
+			if reason, msg := mayLeave(current, to); reason != "" {
+				// Reported once, not at every reading it stays held back.
+				if last := r.st.LastDecision; last == nil || last.Resource != resource ||
+					last.Action != v1alpha1.ActionBlocked || last.Reason != reason || last.To != to {
+					r.change(resource, v1alpha1.ActionBlocked, current, to, reason, msg)
+				}
+				return target, false
+			}
+		}
+		r.change(resource, v1alpha1.ActionScaleDown, current, to, rd.downReason, rd.what)
+		w.LastChange = &metav1.Time{Time: r.now.Truncate(time.Second)}
+		return to, true
+	}
+	return target, false
+}
+
+func (r *recommender) change(resource, action string, from, to int32, reason, message string) {
+	r.changes = append(r.changes, v1alpha1.AutoscalingDecision{
+		Resource: resource, Action: action, From: from, To: to, Reason: reason,
+		Message: message, Time: metav1.Time{Time: r.now.Truncate(time.Second)},
+	})
+}
+
+// brokerReading: brokers needed so that the busier direction of every broker's link stays
+// under the usable link rate times the target (DESIGN.md §3.1), from the pods' measured
+// traffic, or from Kafka's byte counters when the pods' network metrics are missing.
+func (r *recommender) brokerReading() (reading, bool) {
+	tx, okTx := r.value(BrokerTransmitBytes)
+	rx, okRx := r.value(BrokerReceiveBytes)
+	source := "network"
+	if !okTx || !okRx {
+		tx, okTx = r.value(KafkaBytesOut)
+		rx, okRx = r.value(KafkaBytesIn)
+		source = "Kafka"
+	}
+	link := float64(r.pol.LinkUsableBytesPerSecond)
+	if !okTx || !okRx || link <= 0 {
+		return reading{}, false
+	}
+	busiest, dir := tx, "send"
+	if rx > tx {
+		busiest, dir = rx, "receive"
+	}
+	t := r.pol.TargetUtilizationPercent
+	rd := reading{
+		up:         countFor(busiest, link*float64(t)/100),
+		down:       countFor(busiest, link*float64(t-margin(t))/100),
+		upReason:   "LinkSaturated",
+		downReason: "LinkUnderused",
+	}
+	rd.what = fmt.Sprintf("brokers %s %s in all (%s counters); %d%% of the %s usable link each takes %d brokers",
+		dir, rate(busiest), source, t, rate(link), rd.up)
+	return rd, true
+}
+
+// brokersMayLeave holds a broker scale-down back unless partitions are fully replicated and
+// Strimzi is neither rebalancing nor refusing an earlier scale-down.
+func (r *recommender) brokersMayLeave(from, to int32) (string, string) {
+	urp, ok := r.value(UnderReplicatedPartitions)
+	switch {
+	case !ok:
+		return "UnderReplicatedPartitionsUnknown", fmt.Sprintf("brokers %d -> %d held back: no fresh %s sample, "+
+			"so it is not known that every partition is fully replicated", from, to, UnderReplicatedPartitions)
+	case urp > 0:
+		return "UnderReplicatedPartitions", fmt.Sprintf("brokers %d -> %d held back: %.0f partitions are under-replicated", from, to, urp)
+	case r.pol.Safety.Reason != "":
+		return r.pol.Safety.Reason, fmt.Sprintf("brokers %d -> %d held back: %s", from, to, r.pol.Safety.Message)
+	}
+	return "", ""
+}
+
+// dataNodeReading: data nodes needed to index what is measured within the target.
+func (r *recommender) dataNodeReading() (reading, bool) {
+	x, ok := r.value(ElasticsearchIndexingRate)
+	if !ok || r.pol.PerDataNode <= 0 {
+		return reading{}, false
+	}
+	t := r.pol.TargetUtilizationPercent
+	per := float64(r.pol.PerDataNode)
+	rd := reading{
+		up:         countFor(x, per*float64(t)/100),
+		down:       countFor(x, per*float64(t-margin(t))/100),
+		upReason:   "IndexingSaturated",
+		downReason: "IndexingUnderused",
+	}
+	rd.what = fmt.Sprintf("Elasticsearch indexes %.0f docs/s; %d%% of %d docs/s each takes %d data nodes", x, t, r.pol.PerDataNode, rd.up)
+	return rd, true
+}
+
+// margin is the hysteresis margin for a target, at most half of it.
+func margin(target int32) int32 { return min(hysteresisPoints, target/2) }
+
+// countFor is how many units of capacity each carry `load`, at least one.
+func countFor(load, each float64) int32 {
+	if each <= 0 || load <= 0 || math.IsNaN(load) {
+		return 1
+	}
+	n := math.Ceil(load/each - 1e-9)
+	if n > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return max(int32(n), 1)
+}
+
+// rate formats bytes per second for messages.
+func rate(bps float64) string {
+	switch {
+	case bps >= 1e9:
+		return fmt.Sprintf("%.2f GB/s", bps/1e9)
+	case bps >= 1e6:
+		return fmt.Sprintf("%.2f MB/s", bps/1e6)
+	default:
+		return fmt.Sprintf("%.0f kB/s", bps/1e3)
+	}
+}

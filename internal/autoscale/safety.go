@@ -1,0 +1,88 @@
+package autoscale
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// BrokerSafety says whether brokers may leave the cluster now. Reason is empty when they may;
+// otherwise it names what holds a scale-down back and Message says it with Strimzi's words.
+//
+// The autoscaler removes brokers only by lowering the broker KafkaNodePool's replicas. Strimzi
+// (1.x) then checks whether the brokers to go still hold partition replicas; when they do, it
+// keeps them, sets a Warning condition (reason ScaleDownPreventionCheck) on the Kafka, and —
+// with spec.cruiseControl.autoRebalance in remove-brokers mode, which the operator always
+// configures for two or more brokers — runs a remove-brokers rebalance that moves the replicas
+// off them (status.autoRebalance.state RebalanceOnScaleDown, a KafkaRebalance named after the
+// cluster); only then are the brokers removed. So the autoscaler lowers replicas by one step,
+// and lowers them no further while that is under way.
+type BrokerSafety struct {
+	Reason, Message string
+}
+
+// Rebalance states of a KafkaRebalance (its condition types) during which one is under way.
+var rebalanceRunning = map[string]bool{"New": true, "PendingProposal": true, "ProposalReady": true, "Rebalancing": true}
+
+// rebalanceStuck are states that end a rebalance without moving the replicas: Strimzi retries a
+// remove-brokers auto-rebalance on its next reconciliation, so the scale-down is still pending.
+var rebalanceStuck = map[string]bool{"NotReady": true, "Stopped": true}
+
+// StrimziSafety reads what Strimzi reports on the Kafka cluster, the broker pool and the
+// cluster's KafkaRebalances (templates are skipped). Objects not there yet hold nothing back:
+// a cluster Strimzi has not reconciled has no data to lose.
+func StrimziSafety(kafka, brokerPool *unstructured.Unstructured, rebalances []*unstructured.Unstructured) BrokerSafety {
+	if kafka != nil {
+		state, _, _ := unstructured.NestedString(kafka.Object, "status", "autoRebalance", "state")
+		if state != "" && state != "Idle" {
+			return BrokerSafety{"RebalanceRunning", fmt.Sprintf("Strimzi's auto-rebalance of Kafka %s is %s", kafka.GetName(), state)}
+		}
+		conds, _, _ := unstructured.NestedSlice(kafka.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Warning" && m["reason"] == "ScaleDownPreventionCheck" && m["status"] != "False" {
+				return BrokerSafety{"ScaleDownBlocked", fmt.Sprintf("Strimzi reports on Kafka %s: %v", kafka.GetName(), m["message"])}
+			}
+		}
+	}
+	if brokerPool != nil {
+		want, ok, _ := unstructured.NestedInt64(brokerPool.Object, "spec", "replicas")
+		ids, _, _ := unstructured.NestedSlice(brokerPool.Object, "status", "nodeIds")
+		if ok && int64(len(ids)) > want {
+			return BrokerSafety{"ScaleDownInProgress", fmt.Sprintf("KafkaNodePool %s still runs %d brokers for %d replicas: "+
+				"Strimzi has not finished the previous scale-down", brokerPool.GetName(), len(ids), want)}
+		}
+	}
+	var running, stuck []string
+	for _, rb := range rebalances {
+		if rb.GetAnnotations()["strimzi.io/rebalance-template"] == "true" {
+			continue
+		}
+		conds, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			t, _ := m["type"].(string)
+			if m["status"] != "True" {
+				continue
+			}
+			switch {
+			case rebalanceRunning[t]:
+				running = append(running, rb.GetName()+" "+t)
+			case rebalanceStuck[t]:
+				stuck = append(stuck, rb.GetName()+" "+t)
+			}
+		}
+	}
+	sort.Strings(running)
+	sort.Strings(stuck)
+	switch {
+	case len(running) > 0:
+		return BrokerSafety{"RebalanceRunning", "KafkaRebalance " + strings.Join(running, ", ")}
+	case len(stuck) > 0:
+		return BrokerSafety{"RebalanceNotReady", "KafkaRebalance " + strings.Join(stuck, ", ") +
+			": its partition moves have not completed"}
+	}
+	return BrokerSafety{}
+}

@@ -1,0 +1,162 @@
+package autoscale
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/desired"
+)
+
+// Signal names one metric the autoscaler reads. Its value is the field name in
+// spec.autoscaling.queries.
+type Signal string
+
+// The signals. Byte and record rates are per second, summed over the pods they cover.
+const (
+	BrokerTransmitBytes       Signal = "brokerTransmitBytes"
+	BrokerReceiveBytes        Signal = "brokerReceiveBytes"
+	KafkaBytesIn              Signal = "kafkaBytesIn"
+	KafkaBytesOut             Signal = "kafkaBytesOut"
+	UnderReplicatedPartitions Signal = "underReplicatedPartitions"
+	ConsumerLag               Signal = "consumerLag"
+	ConsumerLagTrend          Signal = "consumerLagTrend"
+	ProcessingRate            Signal = "processingRate"
+	IngestRate                Signal = "ingestRate"
+	ExecutorPageCacheBytes    Signal = "executorPageCacheBytes"
+	ExecutorFileRefaults      Signal = "executorFileRefaults"
+	ExecutorDiskReadBytes     Signal = "executorDiskReadBytes"
+	ExecutorSpillBytes        Signal = "executorSpillBytes"
+	ElasticsearchIndexingRate Signal = "elasticsearchIndexingRate"
+)
+
+// Field is the signal's field path in the spec, as error messages name it.
+func (s Signal) Field() string { return "spec.autoscaling.queries." + string(s) }
+
+// DefaultQueries are the queries for a kube-prometheus-stack installation scraping Strimzi
+// (its JMX exporter rules, internal/desired/kafkametrics.go, and its Kafka exporter), the Spark
+// job and an Elasticsearch exporter. The Prometheus Operator's PodMonitors and ServiceMonitors
+// label every series with the target's namespace and pod; cAdvisor's are labelled the same.
+//
+// Network traffic comes from cAdvisor (the pod's whole link, replication and clients alike,
+// which is what saturates); Kafka's own byte counters stand in when cAdvisor's are missing.
+// The topic's lag, its trend and the rates come from the Kafka exporter: the job's consumer
+// group must commit its offsets for them (Spark's Kafka source does not by itself).
+var DefaultQueries = map[Signal]string{
+	BrokerTransmitBytes: `sum(rate(container_network_transmit_bytes_total{namespace="$namespace",pod=~"$brokerPods"}[$range]))`,
+	BrokerReceiveBytes:  `sum(rate(container_network_receive_bytes_total{namespace="$namespace",pod=~"$brokerPods"}[$range]))`,
+	KafkaBytesIn: `sum(rate({__name__=~"kafka_server_brokertopicmetrics_(bytesin|replicationbytesin)_total",` +
+		`namespace="$namespace",pod=~"$brokerPods",topic=""}[$range]))`,
+	KafkaBytesOut: `sum(rate({__name__=~"kafka_server_brokertopicmetrics_(bytesout|replicationbytesout)_total",` +
+		`namespace="$namespace",pod=~"$brokerPods",topic=""}[$range]))`,
+	UnderReplicatedPartitions: `sum(kafka_server_replicamanager_underreplicatedpartitions{namespace="$namespace",pod=~"$brokerPods"})`,
+	ConsumerLag:               `sum(kafka_consumergroup_lag{namespace="$namespace",topic="$topic"})`,
+	ConsumerLagTrend:          `sum(deriv(kafka_consumergroup_lag{namespace="$namespace",topic="$topic"}[$range]))`,
+	ProcessingRate:            `sum(rate(kafka_consumergroup_current_offset{namespace="$namespace",topic="$topic"}[$range]))`,
+	IngestRate:                `sum(rate(kafka_topic_partition_current_offset{namespace="$namespace",topic="$topic"}[$range]))`,
+	ExecutorPageCacheBytes:    `avg(container_memory_cache{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"})`,
+	ExecutorFileRefaults:      `sum(rate(container_memory_workingset_refault_file_total{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"}[$range]))`,
+	ExecutorDiskReadBytes:     `sum(rate(container_fs_reads_bytes_total{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"}[$range]))`,
+	ExecutorSpillBytes:        `sum(rate({__name__=~"metrics_$pipeline_[0-9]+_executor_diskBytesSpilled_(Count|total)",namespace="$namespace"}[$range]))`,
+	ElasticsearchIndexingRate: `sum(rate(elasticsearch_indices_indexing_index_total{namespace="$namespace",cluster="$pipeline"}[$range]))`,
+}
+
+// Signals lists every signal, in a stable order.
+func Signals() []Signal {
+	out := make([]Signal, 0, len(DefaultQueries))
+	for s := range DefaultQueries {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// overrides returns the spec's query for each signal that has one.
+func overrides(q *v1alpha1.AutoscalingQueries) map[Signal]string {
+	if q == nil {
+		return nil
+	}
+	return map[Signal]string{
+		BrokerTransmitBytes:       q.BrokerTransmitBytes,
+		BrokerReceiveBytes:        q.BrokerReceiveBytes,
+		KafkaBytesIn:              q.KafkaBytesIn,
+		KafkaBytesOut:             q.KafkaBytesOut,
+		UnderReplicatedPartitions: q.UnderReplicatedPartitions,
+		ConsumerLag:               q.ConsumerLag,
+		ConsumerLagTrend:          q.ConsumerLagTrend,
+		ProcessingRate:            q.ProcessingRate,
+		IngestRate:                q.IngestRate,
+		ExecutorPageCacheBytes:    q.ExecutorPageCacheBytes,
+		ExecutorFileRefaults:      q.ExecutorFileRefaults,
+		ExecutorDiskReadBytes:     q.ExecutorDiskReadBytes,
+		ExecutorSpillBytes:        q.ExecutorSpillBytes,
+		ElasticsearchIndexingRate: q.ElasticsearchIndexingRate,
+	}
+}
+
+// QueryError is a query that does not parse; Field names it in the spec.
+type QueryError struct {
+	Signal Signal
+	Query  string
+	Err    error
+}
+
+func (e *QueryError) Error() string {
+	return fmt.Sprintf("%s: %q is not valid PromQL: %v", e.Signal.Field(), e.Query, e.Err)
+}
+
+// Interval is the autoscaler's reading interval for a spec (the API's default when unset).
+func Interval(a *v1alpha1.AutoscalingSpec) time.Duration {
+	if a == nil || a.IntervalSeconds <= 0 {
+		return 30 * time.Second
+	}
+	return time.Duration(a.IntervalSeconds) * time.Second
+}
+
+// Queries returns the pipeline's query for every signal — the override where the spec has one,
+// else the default — with the placeholders filled in, each checked with Prometheus' parser.
+// The first query that does not parse (in signal order) is returned as a *QueryError.
+func Queries(p *v1alpha1.AnalyticsPipeline) (map[Signal]string, error) {
+	var spec *v1alpha1.AutoscalingQueries
+	if p.Spec.Autoscaling != nil {
+		spec = p.Spec.Autoscaling.Queries
+	}
+	given := overrides(spec)
+	fill := placeholders(p)
+	out := make(map[Signal]string, len(DefaultQueries))
+	pql := parser.NewParser(parser.Options{})
+	for _, s := range Signals() {
+		q := DefaultQueries[s]
+		if o := strings.TrimSpace(given[s]); o != "" {
+			q = o
+		}
+		q = fill.Replace(q)
+		if _, err := pql.ParseExpr(q); err != nil {
+			return nil, &QueryError{Signal: s, Query: q, Err: err}
+		}
+		out[s] = q
+	}
+	return out, nil
+}
+
+// placeholders fills in what a query needs to know of the pipeline. Longer names come first, so
+// that no placeholder is a prefix of one replaced before it.
+func placeholders(p *v1alpha1.AnalyticsPipeline) *strings.Replacer {
+	rangeSeconds := int64(4 * Interval(p.Spec.Autoscaling) / time.Second)
+	return strings.NewReplacer(
+		"$executorPods", promRegex(regexp.QuoteMeta(desired.SparkApplicationName(p))+"-.+-exec-[0-9]+"),
+		"$brokerPods", promRegex(regexp.QuoteMeta(desired.BrokerPodPrefix(p))+"[0-9]+"),
+		"$namespace", p.Namespace,
+		"$pipeline", p.Name,
+		"$topic", desired.TopicName(p),
+		"$range", fmt.Sprintf("%ds", rangeSeconds),
+	)
+}
+
+// promRegex writes a regular expression for a double-quoted PromQL string: backslashes doubled.
+func promRegex(re string) string { return strings.ReplaceAll(re, `\`, `\\`) }
