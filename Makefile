@@ -22,11 +22,16 @@ manifests: ## Generate CRDs and RBAC into config/ (and the chart's copy of the C
 	$(CONTROLLER_GEN) rbac:roleName=strata-manager crd paths="./api/...;./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	@if [ -d charts/strata ]; then $(MAKE) --no-print-directory chart-crds; fi
+	@$(MAKE) --no-print-directory observability
 
 .PHONY: chart-crds
 chart-crds: ## Copy the generated CRDs into the Helm chart.
 	mkdir -p charts/strata/crds
 	cp config/crd/bases/*.yaml charts/strata/crds/
+
+.PHONY: observability
+observability: ## Generate the alert rules (Prometheus, PrometheusRule, Grafana) and dashboards into config/ and the chart.
+	$(GO) run ./hack/gen-observability
 
 .PHONY: generate
 generate: ## Generate the API's DeepCopy methods.
