@@ -38,6 +38,9 @@ type PipelineReconciler struct {
 	// Mapper tells which upstream kinds the API server serves.
 	Mapper meta.RESTMapper
 
+	// Autoscaler reads the pipelines' metrics when spec.autoscaling is on; nil: Prometheus.
+	Autoscaler *Autoscaler
+
 	applier *applier
 	watches *childWatches
 }
@@ -87,7 +90,9 @@ func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	}
 
 	setStorageCondition(conds, tiers, absent)
-	planned, ok := r.plan(p, tiers, obs, conds)
+	// The autoscaler's targets act as overrides on the spec: the plan stays the one path.
+	effective, recheck := r.autoscale(ctx, p, tiers, obs, served, conds)
+	planned, ok := r.plan(effective, tiers, obs, conds)
 	var applyErr error
 	if ok {
 		if applyErr = r.applyChildren(ctx, p, planned, obs, existing, served); applyErr == nil {
@@ -116,9 +121,12 @@ func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	if len(missing) > 0 {
 		// A new CRD's event can arrive before the API server's discovery serves its kind, and
 		// no further event follows: look again a little later.
-		return ctrl.Result{RequeueAfter: missingCRDRecheck}, nil
+		recheck = min(recheck, missingCRDRecheck)
+		if recheck == 0 {
+			recheck = missingCRDRecheck
+		}
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: recheck}, nil // an autoscaled pipeline is read every interval
 }
 
 // missingCRDRecheck is how often a pipeline waiting for an upstream CRD looks again.

@@ -44,10 +44,18 @@ type operator struct {
 	byKind               *sync.Map
 	// stopManager stops the running manager and waits for it.
 	stopManager func()
+	// setup are the options the controllers are set up with.
+	setup []controllers.Option
 }
 
 // startOperator starts a control plane and the controllers; both stop when the test ends.
 func startOperator(t testing.TB, opts ...controlplane.Option) *operator {
+	t.Helper()
+	return startOperatorWith(t, nil, opts...)
+}
+
+// startOperatorWith is startOperator with options for the controllers (a fake metrics source).
+func startOperatorWith(t testing.TB, setup []controllers.Option, opts ...controlplane.Option) *operator {
 	t.Helper()
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(testWriter{t})))
 	env, err := controlplane.Start(context.Background(), opts...)
@@ -58,7 +66,7 @@ func startOperator(t testing.TB, opts ...controlplane.Option) *operator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &operator{env: env, c: c, writes: &atomic.Int64{}, pipelineGets: &atomic.Int64{}}
+	o := &operator{env: env, c: c, writes: &atomic.Int64{}, pipelineGets: &atomic.Int64{}, setup: setup}
 	o.startManager(t)
 	t.Cleanup(func() {
 		o.stopManager()
@@ -88,7 +96,7 @@ func (o *operator) startManager(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.Setup(ctx, mgr); err != nil {
+	if err := controllers.Setup(ctx, mgr, o.setup...); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

@@ -254,7 +254,9 @@ func TestRecommendExecutors(t *testing.T) {
 	r = newRun(pol)
 	r.cur.Executors = 10
 	r.cur.Status = &v1alpha1.AutoscalingStatus{Executors: 10}
-	r.series(12, func(int) values { return values{IngestRate: 6000, ProcessingRate: 6000, ConsumerLag: 100, ConsumerLagTrend: 0} })
+	r.series(12, func(int) values {
+		return values{IngestRate: 6000, ProcessingRate: 6000, ConsumerLag: 100, ConsumerLagTrend: 0}
+	})
 	if got, want := r.changes(), "300s Executors ScaleDown 10->4 Overprovisioned"; got != want {
 		t.Errorf("changes %q, want %q", got, want)
 	}

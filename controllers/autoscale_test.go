@@ -1,0 +1,149 @@
+package controllers_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/internal/autoscale"
+	"github.com/strata-dev/strata/internal/desired"
+)
+
+// fakeSource serves the values a test sets, sampled at the time of each reading.
+type fakeSource struct {
+	mu     sync.Mutex
+	values map[autoscale.Signal]float64
+	reads  int
+}
+
+func (f *fakeSource) set(v map[autoscale.Signal]float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.values = v
+}
+
+func (f *fakeSource) Read(_ context.Context, queries map[autoscale.Signal]string, now time.Time) (autoscale.Observations, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	obs := autoscale.Observations{Samples: map[autoscale.Signal]autoscale.Sample{}}
+	for s, v := range f.values {
+		if _, asked := queries[s]; asked {
+			obs.Samples[s] = autoscale.Sample{Value: v, Time: now}
+		}
+	}
+	return obs, nil
+}
+
+func (f *fakeSource) readCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads
+}
+
+// enableAutoscaling turns the sample pipeline's autoscaler on with short windows.
+func enableAutoscaling(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, url string) {
+	t.Helper()
+	updateSpec(t, c, p, func() {
+		p.Spec.Autoscaling = &v1alpha1.AutoscalingSpec{Enabled: true, PrometheusURL: url, IntervalSeconds: 5,
+			ScaleDownStabilizationSeconds: 20, CooldownSeconds: ptr.To[int32](5)}
+	})
+}
+
+// updateSpec changes the pipeline's spec on its latest version, again on a conflict with the
+// operator's status writes.
+func updateSpec(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, change func()) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		change()
+		return c.Update(context.Background(), p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func brokerReplicas(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline) int64 {
+	t.Helper()
+	pool := child(t, c, desired.KafkaNodePoolGVK, p.Namespace, desired.BrokerPoolName(p))
+	if pool == nil {
+		return 0
+	}
+	return nestedInt(pool, "spec", "replicas")
+}
+
+// TestAutoscalerWithAFakeSource: without metrics the pipeline says MetricsUnavailable and
+// scales nothing; saturated links grow the broker pool and the decision shows in the status;
+// a query that does not parse stops the autoscaler with InvalidQuery, naming the field, and is
+// not retried until the spec changes.
+func TestAutoscalerWithAFakeSource(t *testing.T) {
+	src := &fakeSource{}
+	o := startOperatorWith(t, []controllers.Option{controllers.WithAutoscaler(&controllers.Autoscaler{
+		Source: func(*v1alpha1.AnalyticsPipeline) (autoscale.MetricsSource, error) { return src, nil },
+	})})
+	ns, _ := o.createSamples(t)
+	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
+	waitPlanned(t, o.c, p, func() error { return nil })
+	enableAutoscaling(t, o.c, p, "http://prometheus.invalid:9090")
+
+	waitFor(t, o.c, p, func() error {
+		return condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonMetricsUnavailable)
+	})
+	if msg := meta(p, v1alpha1.ConditionAutoscaling).Message; !strings.Contains(msg, "brokerTransmitBytes (no samples)") {
+		t.Errorf("MetricsUnavailable does not name the missing signal: %s", msg)
+	}
+	if got := brokerReplicas(t, o.c, p); got != 3 {
+		t.Fatalf("broker pool has %d replicas before any metrics, want the plan's 3", got)
+	}
+
+	// 400 MB/s through the brokers' busier direction: 5 brokers at 90 MB/s each.
+	src.set(map[autoscale.Signal]float64{autoscale.BrokerTransmitBytes: 400e6, autoscale.BrokerReceiveBytes: 300e6,
+		autoscale.UnderReplicatedPartitions: 0, autoscale.ElasticsearchIndexingRate: 1000})
+	waitFor(t, o.c, p, func() error {
+		if p.Status.Plan == nil || p.Status.Plan.Brokers != 5 {
+			return errorf("the plan is not at 5 brokers yet")
+		}
+		if got := brokerReplicas(t, o.c, p); got != 5 {
+			return errorf("broker pool has %d replicas, want 5", got)
+		}
+		return condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionTrue, v1alpha1.ReasonAutoscalingActive)
+	})
+	d := p.Status.Autoscaling.LastDecision
+	if d == nil || d.Resource != v1alpha1.ResourceBrokers || d.Action != v1alpha1.ActionScaleUp || d.To != 5 || d.Reason != "LinkSaturated" {
+		t.Errorf("last decision %+v, want Brokers ScaleUp to 5 (LinkSaturated)", d)
+	}
+	if p.Status.Plan.Brokers != 5 || p.Status.Autoscaling.Brokers != 5 {
+		t.Errorf("plan has %d brokers, autoscaler target %d; want 5", p.Status.Plan.Brokers, p.Status.Autoscaling.Brokers)
+	}
+
+	// A query that does not parse.
+	updateSpec(t, o.c, p, func() {
+		p.Spec.Autoscaling.Queries = &v1alpha1.AutoscalingQueries{ConsumerLag: "sum(kafka_consumergroup_lag"}
+	})
+	waitFor(t, o.c, p, func() error {
+		return condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonInvalidQuery)
+	})
+	if msg := meta(p, v1alpha1.ConditionAutoscaling).Message; !strings.Contains(msg, "spec.autoscaling.queries.consumerLag") {
+		t.Errorf("InvalidQuery does not name the field: %s", msg)
+	}
+	reads, gets := src.readCount(), o.pipelineGets.Load()
+	time.Sleep(12 * time.Second) // more than two intervals
+	if r, g := src.readCount(), o.pipelineGets.Load(); r != reads || g > gets+1 {
+		t.Errorf("an invalid query is retried: %d more readings, %d more reconciles", r-reads, g-gets)
+	}
+	if got := brokerReplicas(t, o.c, p); got != 5 {
+		t.Errorf("the targets decided before the bad query should still apply: %d brokers", got)
+	}
+}

@@ -1,0 +1,267 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/autoscale"
+	"github.com/strata-dev/strata/internal/desired"
+	pipelinemetrics "github.com/strata-dev/strata/internal/metrics"
+	"github.com/strata-dev/strata/internal/plan"
+)
+
+func init() {
+	// The decisions counter's series go with their pipeline, like the operator's other metrics.
+	pipelinemetrics.ForgetAlso(autoscale.Decisions)
+}
+
+// Autoscaler is the reconciler's link to the pipelines' metrics. The zero value reads
+// Prometheus at spec.autoscaling.prometheusURL with the wall clock.
+type Autoscaler struct {
+	// Source returns the metrics source of a pipeline; nil: Prometheus at its prometheusURL.
+	Source func(p *v1alpha1.AnalyticsPipeline) (autoscale.MetricsSource, error)
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+
+	mu      sync.Mutex
+	sources map[string]autoscale.MetricsSource
+}
+
+func (a *Autoscaler) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+// source returns the pipeline's metrics source; Prometheus clients are shared per URL and
+// interval (the interval sets how old a sample may be).
+func (a *Autoscaler) source(p *v1alpha1.AnalyticsPipeline) (autoscale.MetricsSource, error) {
+	if a.Source != nil {
+		return a.Source(p)
+	}
+	interval := autoscale.Interval(p.Spec.Autoscaling)
+	key := fmt.Sprintf("%s|%s", p.Spec.Autoscaling.PrometheusURL, interval)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.sources[key]; ok {
+		return s, nil
+	}
+	s, err := autoscale.NewPrometheus(p.Spec.Autoscaling.PrometheusURL, 2*interval)
+	if err != nil {
+		return nil, err
+	}
+	if a.sources == nil {
+		a.sources = map[string]autoscale.MetricsSource{}
+	}
+	a.sources[key] = s
+	return s, nil
+}
+
+// autoscale reads the pipeline's metrics, decides, and returns the pipeline to plan with (the
+// spec with the autoscaler's targets in place: see autoscale.Apply) and when to look again
+// (0: not before the spec changes). It sets status.autoscaling and the Autoscaling condition,
+// records an event and counts a metric for every decision. With autoscaling off it does
+// nothing and Prometheus is never asked.
+func (r *PipelineReconciler) autoscale(ctx context.Context, p *v1alpha1.AnalyticsPipeline,
+	tiers map[string]*v1alpha1.StorageTier, obs observed, served []schema.GroupVersionKind,
+	conds conditions) (*v1alpha1.AnalyticsPipeline, time.Duration) {
+	spec := p.Spec.Autoscaling
+	if spec == nil || !spec.Enabled {
+		p.Status.Autoscaling = nil
+		removeCondition(conds, v1alpha1.ConditionAutoscaling)
+		return p, 0
+	}
+	interval := autoscale.Interval(spec)
+	queries, err := autoscale.Queries(p)
+	if err != nil {
+		// Not retried: the next change of the spec brings the next attempt. The targets
+		// decided so far still apply.
+		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonInvalidQuery, err.Error())
+		return autoscale.Apply(p, p.Status.Autoscaling), 0
+	}
+	if p.Status.Plan == nil {
+		// Nothing runs yet whose metrics could be read.
+		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonProgressing,
+			"waiting for the first plan to be applied")
+		return p, interval
+	}
+	a := r.Autoscaler
+	if a == nil {
+		a = &Autoscaler{}
+		r.Autoscaler = a
+	}
+	now := a.now()
+	base, err := plan.Compute(autoscale.Base(p, p.Status.Autoscaling), tierList(p, tiers))
+	if err != nil {
+		return p, interval // PlanValid says why; the plan step reports it
+	}
+	src, err := a.source(p)
+	var read autoscale.Observations
+	if err == nil {
+		readCtx, cancel := context.WithTimeout(ctx, interval)
+		read, err = src.Read(readCtx, queries, now)
+		cancel()
+	}
+	if err != nil {
+		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonMetricsUnavailable,
+			"Prometheus could not be read, so nothing is scaled: "+err.Error())
+		return autoscale.Apply(p, p.Status.Autoscaling), interval
+	}
+
+	pol := policy(p, base, obs, r.rebalances(ctx, p, served))
+	d := autoscale.Recommend(currentState(p, pol), read, pol, now)
+	r.announceDecisions(ctx, p, d)
+	p.Status.Autoscaling = &d.Status
+	observeUtilisation(p, read, now, interval)
+	if len(d.Missing) > 0 {
+		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonMetricsUnavailable,
+			"no fresh samples, so what they drive is not scaled: "+strings.Join(d.Missing, ", "))
+	} else {
+		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionTrue, v1alpha1.ReasonAutoscalingActive,
+			fmt.Sprintf("reading Prometheus every %s", interval))
+	}
+	return autoscale.Apply(p, &d.Status), interval
+}
+
+// policy is what Recommend decides with: the bandwidth model's link, the bounds (the floor is
+// what the declared workload needs), the cool-downs, and what Strimzi and the Spark operator say.
+func policy(p *v1alpha1.AnalyticsPipeline, base v1alpha1.Plan, obs observed, rebalances []*unstructured.Unstructured) autoscale.Policy {
+	spec := p.Spec.Autoscaling
+	d := plan.Defaults(p)
+	cooldown := int32(120)
+	if spec.CooldownSeconds != nil {
+		cooldown = *spec.CooldownSeconds
+	}
+	stabilization := spec.ScaleDownStabilizationSeconds
+	app := obs.get(desired.SparkApplicationGVK, p.Namespace, desired.SparkApplicationName(p))
+	return autoscale.Policy{
+		Interval:                 autoscale.Interval(spec),
+		Stabilization:            time.Duration(stabilization) * time.Second,
+		Cooldown:                 time.Duration(cooldown) * time.Second,
+		LinkUsableBytesPerSecond: base.LinkUsableBytesPerSecond,
+		TargetUtilizationPercent: d.Spec.Network.TargetUtilizationPercent,
+		Brokers:                  autoscale.Bounds{Floor: base.Brokers, Max: p.Spec.Kafka.Brokers.Max},
+		Executors:                autoscale.Bounds{Floor: base.Executors, Max: p.Spec.Spark.Executors.Max},
+		DataNodes:                autoscale.Bounds{Floor: base.ElasticsearchDataNodes, Max: p.Spec.Elasticsearch.DataNodes.Max},
+		SpecPerExecutor:          p.Spec.Spark.MessagesPerSecondPerExecutor,
+		PerDataNode:              p.Spec.Elasticsearch.MessagesPerSecondPerNode,
+		Memory:                   d.Spec.Spark.Memory,
+		Safety: autoscale.StrimziSafety(obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
+			obs.get(desired.KafkaNodePoolGVK, p.Namespace, desired.BrokerPoolName(p)), rebalances),
+		SparkRunning: sparkStatus(app).status == metav1.ConditionTrue,
+	}
+}
+
+// currentState is what runs now: the applied plan's counts, and the split and rate it used.
+func currentState(p *v1alpha1.AnalyticsPipeline, pol autoscale.Policy) autoscale.State {
+	st := p.Status.Autoscaling
+	eff := autoscale.Base(p, st).Spec.Spark
+	return autoscale.State{
+		Brokers:          p.Status.Plan.Brokers,
+		Executors:        p.Status.Plan.Executors,
+		DataNodes:        p.Status.Plan.ElasticsearchDataNodes,
+		PageCachePercent: eff.Memory.PageCachePercent,
+		OffHeapPercent:   eff.Memory.OffHeapPercent,
+		PerExecutor:      eff.MessagesPerSecondPerExecutor,
+		Status:           st,
+	}
+}
+
+// rebalances lists the KafkaRebalances of the pipeline's Kafka cluster, the ones Strimzi's
+// auto-rebalance creates included (they carry the strimzi.io/cluster label, not ours).
+func (r *PipelineReconciler) rebalances(ctx context.Context, p *v1alpha1.AnalyticsPipeline, served []schema.GroupVersionKind) []*unstructured.Unstructured {
+	found := false
+	for _, gvk := range served {
+		found = found || gvk == desired.KafkaRebalanceGVK
+	}
+	if !found {
+		return nil
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(desired.KafkaRebalanceGVK.GroupVersion().WithKind("KafkaRebalanceList"))
+	if err := r.Client.List(ctx, list, client.InNamespace(p.Namespace),
+		client.MatchingLabels{desired.StrimziClusterLabel: desired.KafkaName(p)}); err != nil {
+		log.FromContext(ctx).Error(err, "listing KafkaRebalances; broker scale-downs wait")
+		// Unknown counts as running: no broker leaves on a guess.
+		u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{
+			"conditions": []any{map[string]any{"type": "Rebalancing", "status": "True"}}}}}
+		u.SetName("(unknown: " + err.Error() + ")")
+		return []*unstructured.Unstructured{u}
+	}
+	out := make([]*unstructured.Unstructured, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out
+}
+
+// announceDecisions records an event for each decision and counts it.
+func (r *PipelineReconciler) announceDecisions(ctx context.Context, p *v1alpha1.AnalyticsPipeline, d autoscale.Decision) {
+	for _, c := range d.Changes {
+		autoscale.Count(p.Namespace, p.Name, c)
+		log.FromContext(ctx).Info("autoscaler decision", "resource", c.Resource, "action", c.Action,
+			"from", c.From, "to", c.To, "reason", c.Reason, "message", c.Message)
+		if r.Recorder == nil {
+			continue
+		}
+		kind := corev1.EventTypeNormal
+		if c.Action == v1alpha1.ActionBlocked {
+			kind = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(p, nil, kind, c.Reason, "Autoscale", "%s %s %d -> %d: %s", c.Resource, c.Action, c.From, c.To, c.Message)
+	}
+}
+
+// observeUtilisation publishes what the autoscaler saw for the dashboards: the brokers' link
+// use (the busier direction, averaged over the brokers) and the executors' page cache over
+// their reserve.
+func observeUtilisation(p *v1alpha1.AnalyticsPipeline, read autoscale.Observations, now time.Time, interval time.Duration) {
+	fresh := func(s autoscale.Signal) (float64, bool) {
+		v, ok := read.Samples[s]
+		return v.Value, ok && now.Sub(v.Time) <= 2*interval
+	}
+	plan := p.Status.Plan
+	tx, ok1 := fresh(autoscale.BrokerTransmitBytes)
+	rx, ok2 := fresh(autoscale.BrokerReceiveBytes)
+	if ok1 && ok2 && plan.Brokers > 0 && plan.LinkUsableBytesPerSecond > 0 {
+		pipelinemetrics.SetBrokerLinkUtilization(p.Namespace, p.Name,
+			max(tx, rx)/float64(plan.Brokers)/float64(plan.LinkUsableBytesPerSecond))
+	}
+	if cache, ok := fresh(autoscale.ExecutorPageCacheBytes); ok && !plan.ExecutorMemory.PageCache.IsZero() {
+		pipelinemetrics.SetExecutorPageCacheRatio(p.Namespace, p.Name, cache/float64(plan.ExecutorMemory.PageCache.Value()))
+	}
+}
+
+// tierList is the pipeline's tiers as plan.Compute takes them.
+func tierList(p *v1alpha1.AnalyticsPipeline, tiers map[string]*v1alpha1.StorageTier) []v1alpha1.StorageTier {
+	list := make([]v1alpha1.StorageTier, 0, len(tiers))
+	for _, name := range tierNames(p) {
+		if t, ok := tiers[name]; ok {
+			list = append(list, *t)
+		}
+	}
+	return list
+}
+
+// removeCondition drops a condition that no longer applies (autoscaling switched off).
+func removeCondition(conds conditions, condType string) {
+	kept := (*conds.list)[:0]
+	for _, c := range *conds.list {
+		if c.Type != condType {
+			kept = append(kept, c)
+		}
+	}
+	*conds.list = kept
+}
