@@ -18,16 +18,21 @@ help: ## Show the targets.
 
 ##@ Development
 .PHONY: manifests
-manifests: ## Generate CRDs and RBAC into config/ (and the chart's copy of the CRDs).
-	$(CONTROLLER_GEN) rbac:roleName=strata-manager crd paths="./api/...;./controllers/..." \
+manifests: ## Generate CRDs and RBAC into config/ (and the chart's copies of them).
+	$(CONTROLLER_GEN) rbac:roleName=strata-manager crd paths="./api/...;./controllers/...;./cmd/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
-	@if [ -d charts/strata ]; then $(MAKE) --no-print-directory chart-crds; fi
+	@if [ -d charts/strata ]; then $(MAKE) --no-print-directory chart-crds chart-rbac; fi
 	@$(MAKE) --no-print-directory observability
 
 .PHONY: chart-crds
 chart-crds: ## Copy the generated CRDs into the Helm chart.
 	mkdir -p charts/strata/crds
 	cp config/crd/bases/*.yaml charts/strata/crds/
+
+.PHONY: chart-rbac
+chart-rbac: ## Copy the generated RBAC rules into the Helm chart (its templates read them).
+	mkdir -p charts/strata/files/rbac
+	cp config/rbac/role.yaml charts/strata/files/rbac/role.yaml
 
 .PHONY: observability
 observability: ## Generate the alert rules (Prometheus, PrometheusRule, Grafana) and dashboards into config/ and the chart.
@@ -46,9 +51,13 @@ vet: ## go vet every package, the e2e suite (build tag e2e) included.
 	$(GO) vet -tags e2e ./...
 
 .PHONY: build
-build: ## Build the manager and the strata CLI into bin/.
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/manager ./cmd/manager
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/strata ./cmd/strata
+build: ## Build the manager and the strata CLI into bin/ (static, as in the container image).
+	hack/build.sh bin
+
+IMG ?= strata:dev
+.PHONY: docker-build
+docker-build: ## Build the container image $(IMG) (needs a Docker engine; the Dockerfile runs hack/build.sh).
+	docker build -t $(IMG) .
 
 .PHONY: tools
 tools: ## Build every pinned tool into bin/ (kube-apiserver, etcd, controller-gen, helm, prometheus).
@@ -62,7 +71,11 @@ run: ## Start a local control plane, install the CRDs, run the operator and appl
 
 .PHONY: test
 test: ## Run all tests: unit tests and envtest tests against a real kube-apiserver.
-	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" $(GO) test $(TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" $(GO) test $(TEST_FLAGS) ./...
+
+.PHONY: e2e
+e2e: ## Run the end-to-end suite on a new kind cluster (needs docker, kind and the internet; see README).
+	HELM="$$($(TOOLS) path helm)" $(GO) test -tags e2e -count=1 -timeout 90m -v ./e2e/...
 
 .PHONY: bench
 bench: ## Run the benchmarks: the planner's, and N pipelines against a real control plane.
