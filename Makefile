@@ -74,8 +74,8 @@ test: ## Run all tests: unit tests and envtest tests against a real kube-apiserv
 	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" $(GO) test $(TEST_FLAGS) ./...
 
 .PHONY: e2e
-e2e: ## Run the end-to-end suite on a new kind cluster (needs docker, kind and the internet; see README).
-	HELM="$$($(TOOLS) path helm)" $(GO) test -tags e2e -count=1 -timeout 90m -v ./e2e/...
+e2e: ## Run the end-to-end suite on a new kind cluster (needs docker and the internet; see README).
+	HELM="$$($(TOOLS) path helm)" KIND="$$($(TOOLS) path kind)" $(GO) test -tags e2e -count=1 -timeout 90m -v ./e2e/...
 
 .PHONY: bench
 bench: ## Run the benchmarks: the planner's, and N pipelines against a real control plane.

@@ -5,7 +5,7 @@
 # get the same pinned binaries the same way.
 #
 #   hack/tools.sh path NAME   build NAME if needed and print its path
-#                             NAME: kube-apiserver etcd controller-gen helm prometheus promtool
+#                             NAME: kube-apiserver etcd controller-gen helm prometheus promtool kind
 #   hack/tools.sh envtest     print a directory holding kube-apiserver and etcd for envtest:
 #                             $KUBEBUILDER_ASSETS when set, else the pinned builds
 #   hack/tools.sh all         build every tool
@@ -109,14 +109,27 @@ build_prometheus() { # build_prometheus OUT CMD
   (cd "$dir" && gobuild "$cmd" "$out" -trimpath -ldflags "-s -w" "github.com/prometheus/prometheus/cmd/$cmd")
 }
 
-# go_install OUT PKG@VERSION: for tools whose own module builds as it is.
+# go_install OUT PKG@VERSION [LDFLAGS]: for tools whose own module builds as it is.
 go_install() {
-  local out=$1 pkg=$2 tmp
+  local out=$1 pkg=$2 ld=${3:-} tmp
   say "building ${pkg##*/}"
   tmp=$(mktemp -d)
-  GOBIN="$tmp" go install -trimpath -ldflags "-s -w" "$pkg"
+  GOBIN="$tmp" go install -trimpath -ldflags "-s -w $ld" "$pkg"
   mv "$tmp"/* "$out"
   rmdir "$tmp"
+}
+
+# helm_ldflags: what Helm's own Makefile stamps in: its version, and the Kubernetes version of its
+# client-go (1.<minor>) as the default of `helm template` and `helm lint` (else v1.20, which a
+# chart's kubeVersion constraint refuses).
+helm_ldflags() {
+  local gomod minor pkg ld="-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+  gomod=$(go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
+  minor=$(sed -n 's/^[[:space:]]*k8s\.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$gomod" | head -1)
+  for pkg in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+    ld="$ld -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$minor"
+  done
+  echo "$ld"
 }
 
 tool_path() {
@@ -126,6 +139,7 @@ tool_path() {
     etcd) version=$ETCD_VERSION ;;
     controller-gen) version=$CONTROLLER_TOOLS_VERSION ;;
     helm) version=$HELM_VERSION ;;
+    kind) version=$KIND_VERSION ;;
     prometheus | promtool) version=$PROMETHEUS_VERSION ;;
     *) say "unknown tool $name"; exit 2 ;;
   esac
@@ -136,7 +150,8 @@ tool_path() {
       kube-apiserver) build_kube_apiserver "$out" ;;
       etcd) build_etcd "$out" ;;
       controller-gen) go_install "$out" "sigs.k8s.io/controller-tools/cmd/controller-gen@$version" ;;
-      helm) go_install "$out" "helm.sh/helm/v3/cmd/helm@$version" ;;
+      helm) go_install "$out" "helm.sh/helm/v3/cmd/helm@$version" "$(helm_ldflags)" ;;
+      kind) go_install "$out" "sigs.k8s.io/kind@$version" ;;
       prometheus | promtool) build_prometheus "$out" "$name" ;;
     esac
   fi
