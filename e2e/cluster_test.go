@@ -118,8 +118,8 @@ func (s *suite) version(name string) string {
 	return v
 }
 
-// run runs a command, streaming its output to the test's stdout (go test -v shows it), and
-// fails the test when it fails.
+// run runs a command, streaming its output to the test's output (go test -v shows it), and
+// returns its stdout; it fails the test when the command fails.
 func (s *suite) run(timeout time.Duration, name string, args ...string) string {
 	s.t.Helper()
 	out, err := s.tryRun(timeout, name, args...)
@@ -133,18 +133,18 @@ func (s *suite) tryRun(timeout time.Duration, name string, args ...string) (stri
 	ctx, cancel := context.WithTimeout(s.ctx, timeout)
 	defer cancel()
 	fmt.Printf("+ %s %s\n", name, strings.Join(args, " "))
-	var buf bytes.Buffer
+	var stdout, both bytes.Buffer
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = s.root
-	cmd.Stdout = io.MultiWriter(os.Stdout, &buf)
-	cmd.Stderr = io.MultiWriter(os.Stderr, &buf)
+	cmd.Stdout = io.MultiWriter(os.Stdout, &stdout, &both)
+	cmd.Stderr = io.MultiWriter(os.Stderr, &both)
 	if s.kubeconfig != "" {
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+s.kubeconfig)
 	}
 	if err := cmd.Run(); err != nil {
-		return buf.String(), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, tail(buf.String(), 4000))
+		return stdout.String(), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, tail(both.String(), 4000))
 	}
-	return buf.String(), nil
+	return stdout.String(), nil
 }
 
 func tail(s string, n int) string {

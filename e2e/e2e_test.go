@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,8 @@ const (
 	eckNamespace     = "elastic-system"
 	// pipelineName is the sample pipeline's name (config/samples).
 	pipelineName = "sensors"
+	// maxMapCount is the vm.max_map_count ECK asks for Elasticsearch 8.16 and later.
+	maxMapCount = 1048576
 )
 
 func TestEndToEnd(t *testing.T) {
@@ -110,8 +113,9 @@ func (s *suite) loadImage() {
 }
 
 // prepareNode gives the node the NVMe tier's directories (kind's node is a container: local
-// volumes are directories in it) and a StorageClass "st1" for the HDD tier: a copy of kind's
-// default class, whose local-path provisioner creates volumes on demand.
+// volumes are directories in it) and the vm.max_map_count Elasticsearch needs, and creates a
+// StorageClass "st1" for the HDD tier: a copy of kind's default class, whose local-path
+// provisioner creates volumes on demand.
 func (s *suite) prepareNode() {
 	tiers, _, err := kindSamples()
 	if err != nil {
@@ -124,6 +128,14 @@ func (s *suite) prepareNode() {
 	for _, n := range nodes.Items {
 		// kind names a node's container after the node.
 		s.run(time.Minute, dockerBin(), append([]string{"exec", n.Name, "mkdir", "-p"}, nvmeTierPaths(tiers)...)...)
+		// Elasticsearch's bootstrap check wants vm.max_map_count raised (ECK recommends 1048576
+		// for Elasticsearch 8.16 and later); the setting is the host kernel's, which the
+		// privileged node container may change.
+		cur := strings.TrimSpace(s.run(time.Minute, dockerBin(), "exec", n.Name, "cat", "/proc/sys/vm/max_map_count"))
+		if v, err := strconv.Atoi(cur); err != nil || v < maxMapCount {
+			s.t.Logf("raising vm.max_map_count from %s to %d (a kernel-wide setting of the Docker host)", cur, maxMapCount)
+			s.run(time.Minute, dockerBin(), "exec", n.Name, "sysctl", "-w", fmt.Sprintf("vm.max_map_count=%d", maxMapCount))
+		}
 	}
 	standard := &storagev1.StorageClass{}
 	if err := s.c.Get(s.ctx, client.ObjectKey{Name: "standard"}, standard); err != nil {
