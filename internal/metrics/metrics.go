@@ -25,6 +25,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/autoscale"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -157,8 +158,12 @@ func New(reg prometheus.Registerer) *Recorder {
 	return r
 }
 
-// Default is the operator's Recorder, on controller-runtime's registry.
+// Default is the operator's Recorder, on controller-runtime's registry. Its Forget removes the
+// autoscaler's decisions of the pipeline too (strata_autoscaler_decisions_total, which
+// internal/autoscale registers).
 var Default = New(crmetrics.Registry)
+
+func init() { Default.ForgetAlso(autoscale.Decisions) }
 
 // Observe publishes p's plan, bounds and conditions on the Default recorder.
 func Observe(p *v1alpha1.AnalyticsPipeline) { Default.Observe(p) }

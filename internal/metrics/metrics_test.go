@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/autoscale"
 )
 
 func pipeline(ns, name string) *v1alpha1.AnalyticsPipeline {
@@ -202,5 +203,18 @@ func TestLabelsAreBounded(t *testing.T) {
 		if !strings.HasPrefix(d.Name, "strata_") || strings.HasSuffix(d.Name, "_total") {
 			t.Errorf("%s: gauges are strata_-prefixed and do not end in _total", d.Name)
 		}
+	}
+}
+
+// TestForgetRemovesTheAutoscalersDecisions: the default recorder forgets a deleted pipeline's
+// decisions counter too.
+func TestForgetRemovesTheAutoscalersDecisions(t *testing.T) {
+	autoscale.Decisions.WithLabelValues("gone", "sensors", "Brokers", "ScaleUp", "LinkSaturated").Inc()
+	autoscale.Decisions.WithLabelValues("kept", "sensors", "Brokers", "ScaleUp", "LinkSaturated").Inc()
+	Forget("gone", "sensors")
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(autoscale.Decisions)
+	if got := series(t, reg); len(got) != 1 || !strings.Contains(got[0], "namespace=kept") {
+		t.Errorf("decision series left: %v, want the other pipeline's", got)
 	}
 }
