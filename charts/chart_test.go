@@ -848,7 +848,7 @@ func runAsServiceAccount(ctx context.Context, t *testing.T, env *controlplane.En
 	}()
 	wait := func(what string, f func() error) {
 		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute)
+		deadline := time.Now().Add(3 * time.Minute)
 		var last error
 		for time.Now().Before(deadline) {
 			select {
