@@ -32,11 +32,6 @@ func main() {
 	}
 }
 
-// chartRulesHeader explains the chart's copy, whose placeholders the chart fills in.
-const chartRulesHeader = "# Prometheus rule groups of the chart's PrometheusRule (prometheusRule.enabled). Plain Prometheus\n" +
-	"# rule syntax; " + alerts.JobPlaceholder + " and " + alerts.NamespacePlaceholder + " are replaced by the metrics Service's name\n" +
-	"# (Prometheus Operator's job label) and the release's namespace when the chart renders.\n"
-
 func run(root string) error {
 	files := map[string][]byte{}
 	var err error
@@ -53,11 +48,9 @@ func run(root string) error {
 	chart := err == nil
 	dirs := []string{"config/grafana/dashboards"}
 	if chart {
-		chartRules, err := alerts.RuleGroups(alerts.Keep)
-		if err != nil {
+		if files["charts/strata/files/prometheus-rules.yaml"], err = alerts.ChartRuleGroups(); err != nil {
 			return err
 		}
-		files["charts/strata/files/prometheus-rules.yaml"] = append([]byte(chartRulesHeader), chartRules...)
 		dirs = append(dirs, "charts/strata/files/dashboards")
 	}
 	boards, err := dashboards.All()

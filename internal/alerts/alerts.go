@@ -149,13 +149,15 @@ func pipelineAlerts() []Alert {
 		{
 			Name:     "StrataExecutorPageCacheStarved",
 			Severity: "warning",
-			Expr: fmt.Sprintf(`((%s) < %g or (%s) > %d) and on (namespace, pipeline, pod) (%s) > %d`,
-				s.ExecutorPageCacheRatio(), pageCacheShare, s.ExecutorRate("container_memory_workingset_refault_file_total"), refaultPages,
+			Expr: fmt.Sprintf(`(%s) and on (namespace, pipeline, pod) ((%s) < %g or (%s) > %d) and on (namespace, pipeline, pod) (%s) > %d`,
+				s.ExecutorPageCacheRatio(), s.ExecutorPageCacheRatio(), pageCacheShare,
+				s.ExecutorRate("container_memory_workingset_refault_file_total"), refaultPages,
 				s.ExecutorRate("container_fs_reads_bytes_total"), diskReadBytes),
 			For:     15 * time.Minute,
 			Summary: "A Spark executor's page cache is too small while it reads heavily from disk.",
 			Description: "Executor {{ $labels.pod }} of pipeline " + pipelineRef + " reads more than 10 MiB/s from disk " +
-				"while its page cache is starved (page cache over reserve, or file pages refaulted per second: {{ $value | humanize }}).",
+				"while its page cache is starved: it holds {{ $value | humanizePercentage }} of the planned reserve, " +
+				"or the kernel refaults more than 256 file pages per second.",
 		},
 		{
 			Name:     "StrataExecutorHeavySpill",

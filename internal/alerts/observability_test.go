@@ -320,8 +320,16 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, err = os.Stat(filepath.Join(root(t), "charts", "strata", "Chart.yaml"))
+	chart := err == nil
+	if chart {
+		want["charts/strata/files/prometheus-rules.yaml"] = alerts.ChartRuleGroups
+	}
 	for name, b := range boards {
 		want["config/grafana/dashboards/"+name+".json"] = func() ([]byte, error) { return b, nil }
+		if chart {
+			want["charts/strata/files/dashboards/"+name+".json"] = func() ([]byte, error) { return b, nil }
+		}
 	}
 	for path, gen := range want {
 		w, err := gen()

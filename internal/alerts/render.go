@@ -93,6 +93,21 @@ func RuleGroups(sub Substitution) ([]byte, error) {
 	return marshal(Header, ruleFile{Groups: groups})
 }
 
+// chartRulesHeader explains the chart's copy, whose placeholders the chart fills in.
+const chartRulesHeader = "# Prometheus rule groups of the chart's PrometheusRule (prometheusRule.enabled). Plain Prometheus\n" +
+	"# rule syntax; " + JobPlaceholder + " and " + NamespacePlaceholder + " are replaced by the metrics Service's name\n" +
+	"# (Prometheus Operator's job label) and the release's namespace when the chart renders.\n"
+
+// ChartRuleGroups renders the rule groups for the Helm chart (charts/strata/files/prometheus-rules.yaml),
+// with the placeholders its template fills in.
+func ChartRuleGroups() ([]byte, error) {
+	b, err := RuleGroups(Keep)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(chartRulesHeader), b...), nil
+}
+
 // PrometheusRule renders a Prometheus Operator PrometheusRule holding the rule groups.
 // kube-prometheus-stack's Prometheus selects PrometheusRules by the label release=<its release>:
 // pass it in labels.
