@@ -6,6 +6,7 @@
 //	config/prometheus/prometheusrule.yaml   the same as a Prometheus Operator PrometheusRule
 //	config/grafana/alerting/strata-alerts.yaml  the same as Grafana-managed alert rules (provisioning)
 //	config/grafana/dashboards/*.json        the dashboards
+//	config/grafana/dashboard-configmaps.yaml  the same as ConfigMaps for Grafana's sidecar
 //	charts/strata/files/prometheus-rules.yaml, charts/strata/files/dashboards/*.json
 //	                                        the chart's copies, which its templates render (when
 //	                                        the chart, charts/strata/Chart.yaml, is there)
@@ -42,6 +43,9 @@ func run(root string) error {
 		return err
 	}
 	if files["config/grafana/alerting/strata-alerts.yaml"], err = alerts.GrafanaRules(alerts.DefaultGrafana, alerts.Defaults); err != nil {
+		return err
+	}
+	if files["config/grafana/dashboard-configmaps.yaml"], err = dashboards.ConfigMaps(); err != nil {
 		return err
 	}
 	_, err = os.Stat(filepath.Join(root, "charts", "strata", "Chart.yaml"))

@@ -320,6 +320,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	want["config/grafana/dashboard-configmaps.yaml"] = dashboards.ConfigMaps
 	_, err = os.Stat(filepath.Join(root(t), "charts", "strata", "Chart.yaml"))
 	chart := err == nil
 	if chart {
