@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -36,6 +37,54 @@ type Autoscaler struct {
 
 	mu      sync.Mutex
 	sources map[string]autoscale.MetricsSource
+	// latest is each pipeline's latest status.autoscaling as this process decided it. A
+	// reconcile can read the pipeline from the cache before the cache has the status written
+	// a moment ago; planning with the older targets would undo a change for a moment, and
+	// reading again would decide it twice.
+	latest map[types.NamespacedName]remembered
+}
+
+type remembered struct {
+	uid    types.UID
+	status *v1alpha1.AutoscalingStatus
+}
+
+// prior returns the newer of the pipeline's status.autoscaling and what this process last
+// decided for it.
+func (a *Autoscaler) prior(p *v1alpha1.AnalyticsPipeline) *v1alpha1.AutoscalingStatus {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m, ok := a.latest[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]
+	if ok && m.uid == p.UID && lastReading(m.status).After(lastReading(p.Status.Autoscaling)) {
+		return m.status.DeepCopy()
+	}
+	return p.Status.Autoscaling
+}
+
+func (a *Autoscaler) remember(p *v1alpha1.AnalyticsPipeline, st *v1alpha1.AutoscalingStatus) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.latest == nil {
+		a.latest = map[types.NamespacedName]remembered{}
+	}
+	a.latest[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = remembered{uid: p.UID, status: st.DeepCopy()}
+}
+
+// lastReading is when a status was last read from Prometheus with fresh samples.
+func lastReading(st *v1alpha1.AutoscalingStatus) time.Time {
+	var t time.Time
+	if st == nil {
+		return t
+	}
+	for _, w := range st.Windows {
+		if w.LastReading != nil && w.LastReading.After(t) {
+			t = w.LastReading.Time
+		}
+	}
+	if d := st.LastDecision; d != nil && d.Time.After(t) {
+		t = d.Time.Time
+	}
+	return t
 }
 
 func (a *Autoscaler) now() time.Time {
@@ -84,6 +133,12 @@ func (r *PipelineReconciler) autoscale(ctx context.Context, p *v1alpha1.Analytic
 		return p, 0
 	}
 	interval := autoscale.Interval(spec)
+	a := r.Autoscaler
+	if a == nil {
+		a = &Autoscaler{}
+		r.Autoscaler = a
+	}
+	p.Status.Autoscaling = a.prior(p)
 	queries, err := autoscale.Queries(p)
 	if err != nil {
 		// Not retried: the next change of the spec brings the next attempt. The targets
@@ -97,15 +152,14 @@ func (r *PipelineReconciler) autoscale(ctx context.Context, p *v1alpha1.Analytic
 			"waiting for the first plan to be applied")
 		return p, interval
 	}
-	a := r.Autoscaler
-	if a == nil {
-		a = &Autoscaler{}
-		r.Autoscaler = a
-	}
 	now := a.now()
+	if since := now.Sub(lastReading(p.Status.Autoscaling)); since >= 0 && since < interval/2 {
+		// Read moments ago (a child's event brought this reconcile): the decision stands.
+		return autoscale.Apply(p, p.Status.Autoscaling), interval - since
+	}
 	base, err := plan.Compute(autoscale.Base(p, p.Status.Autoscaling), tierList(p, tiers))
 	if err != nil {
-		return p, interval // PlanValid says why; the plan step reports it
+		return autoscale.Apply(p, p.Status.Autoscaling), interval // PlanValid says why
 	}
 	src, err := a.source(p)
 	var read autoscale.Observations
@@ -124,6 +178,7 @@ func (r *PipelineReconciler) autoscale(ctx context.Context, p *v1alpha1.Analytic
 	d := autoscale.Recommend(currentState(p, pol), read, pol, now)
 	r.announceDecisions(ctx, p, d)
 	p.Status.Autoscaling = &d.Status
+	a.remember(p, &d.Status)
 	observeUtilisation(p, read, now, interval)
 	if len(d.Missing) > 0 {
 		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonMetricsUnavailable,
