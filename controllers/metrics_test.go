@@ -1,0 +1,86 @@
+package controllers_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// pipelineSeries returns the operator's series of one pipeline, "name{stage}" style: the metric
+// name and, where it has one, its stage, resource or role label.
+func pipelineSeries(t *testing.T, ns, name string) map[string]float64 {
+	t.Helper()
+	mfs, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["namespace"] != ns || labels["pipeline"] != name {
+				continue
+			}
+			key := mf.GetName()
+			for _, l := range []string{"stage", "resource", "role"} {
+				if v, ok := labels[l]; ok {
+					key += "{" + v + "}"
+				}
+			}
+			out[key] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
+// TestPipelineMetrics: a planned pipeline's figures are on the operator's metrics registry, and
+// they go when the pipeline is deleted.
+func TestPipelineMetrics(t *testing.T) {
+	o := startOperator(t)
+	ns, _ := o.createSamples(t)
+	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
+	waitPlanned(t, o.c, p, func() error { return nil })
+
+	deadline := time.Now().Add(time.Minute)
+	var got map[string]float64
+	for {
+		got = pipelineSeries(t, ns, "sensors")
+		if got["strata_pipeline_replicas{Brokers}"] == float64(p.Status.Plan.Brokers) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for key, want := range map[string]float64{
+		"strata_pipeline_info":                                                        1,
+		"strata_pipeline_workload_messages_per_second":                                float64(p.Spec.Workload.MessagesPerSecond),
+		"strata_pipeline_bottleneck_info{" + p.Status.Plan.Bottleneck + "}":           1,
+		"strata_pipeline_replicas{Brokers}":                                           float64(p.Status.Plan.Brokers),
+		"strata_pipeline_replicas{Executors}":                                         float64(p.Status.Plan.Executors),
+		"strata_pipeline_stage_capacity_messages_per_second{SparkProcessing}":         16000,
+		"strata_pipeline_max_messages_per_second":                                     float64(p.Status.Plan.MaxMessagesPerSecond),
+		"strata_pipeline_storage_monthly_cost{" + v1alpha1.RoleSparkShuffleData + "}": 8.64,
+	} {
+		if v, ok := got[key]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v; have %v", key, v, ok, want, got)
+		}
+	}
+
+	if err := o.c.Delete(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(time.Minute)
+	for len(pipelineSeries(t, ns, "sensors")) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("series of the deleted pipeline remain: %v", pipelineSeries(t, ns, "sensors"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
