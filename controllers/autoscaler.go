@@ -185,7 +185,7 @@ func (r *PipelineReconciler) autoscale(ctx context.Context, p *v1alpha1.Analytic
 			"no fresh samples, so what they drive is not scaled: "+strings.Join(d.Missing, ", "))
 	} else {
 		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionTrue, v1alpha1.ReasonAutoscalingActive,
-			fmt.Sprintf("reading Prometheus every %s", interval))
+			strings.TrimSuffix(fmt.Sprintf("reading Prometheus every %s: %s", interval, d.Summary), ": "))
 	}
 	return autoscale.Apply(p, &d.Status), interval
 }

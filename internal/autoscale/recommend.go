@@ -118,6 +118,7 @@ func Recommend(cur State, obs Observations, pol Policy, now time.Time) Decision 
 		forget(window(&st, v1alpha1.ResourceExecutors))
 		forget(window(&st, v1alpha1.ResourceMemorySplit))
 	}
+	st.MessagesPerSecondPerExecutor = 0 // the spec's rate holds unless a measured one differs
 	if perExecutor > 0 && perExecutor != pol.SpecPerExecutor {
 		st.MessagesPerSecondPerExecutor = perExecutor
 	}
