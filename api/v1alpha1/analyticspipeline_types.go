@@ -250,6 +250,15 @@ type ShuffleSpec struct {
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.spark.shuffle.dataSize must be greater than 0"
 	// +optional
 	DataSize *resource.Quantity `json:"dataSize,omitempty"`
+	// pluginJar is where the driver and the executors get Strata's tiered shuffle plugin
+	// (strata-shuffle.jar, built from spark-plugin/), which keeps final shuffle files on dataTier
+	// and spill files on spillTier; used only when the two tiers differ. Either a path inside the
+	// job's image (local:///..., the image must contain the jar) or a URL Spark downloads
+	// (https://...). Empty means local:///opt/strata/strata-shuffle.jar.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9+.-]*://[^,\s]+\.jar$`
+	// +optional
+	PluginJar string `json:"pluginJar,omitempty"`
 }
 
 // ElasticsearchSpec configures the ECK Elasticsearch cluster.

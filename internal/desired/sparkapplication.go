@@ -38,6 +38,11 @@ const (
 	ShuffleDataMountPath  = "/var/data/shuffle"
 	// ShuffleDataDirsConf tells the tiered shuffle plugin where final shuffle files go.
 	ShuffleDataDirsConf = "spark.strata.shuffle.dataDirs"
+	// ShuffleManagerClass is the tiered shuffle plugin's shuffle manager (spark-plugin/).
+	ShuffleManagerClass = "dev.strata.spark.shuffle.TieredShuffleManager"
+	// DefaultShufflePluginJar is where the plugin's jar is when spec.spark.shuffle.pluginJar is
+	// empty: inside the job's image.
+	DefaultShufflePluginJar = "local:///opt/strata/strata-shuffle.jar"
 	// ElasticsearchCAMountPath is where the Elasticsearch CA certificate is mounted in the
 	// driver and the executors (file ElasticsearchCAKey).
 	ElasticsearchCAMountPath = "/etc/strata/elasticsearch-ca"

@@ -2,6 +2,7 @@ package desired
 
 import (
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -55,6 +56,39 @@ func pvcConf(conf map[string]string, v ShuffleVolume) {
 	conf[prefix+"mount.readOnly"] = "false"
 }
 
+// tieredShuffleConf wires Strata's tiered shuffle plugin (spark-plugin/): its shuffle manager
+// writes final shuffle data, index and checksum files into dataDir (the shuffle data tier's
+// volume) while spill and temp files stay in Spark's local dir (the spill tier's volume, a
+// spark-local-dir-* volume). The jar joins the user's spark.jars, so that the driver and the
+// executors load it before they create the shuffle manager. The plugin refuses to start with
+// the external shuffle service or with shuffle migration on decommission, so both are off.
+func tieredShuffleConf(conf map[string]string, in Inputs, dataDir string) {
+	conf[ShuffleDataDirsConf] = dataDir
+	conf["spark.shuffle.manager"] = ShuffleManagerClass
+	conf["spark.jars"] = appendJar(in.Pipeline.Spec.Spark.SparkConf["spark.jars"], ShufflePluginJar(in))
+	conf["spark.shuffle.service.enabled"] = "false"
+	conf["spark.storage.decommission.shuffleBlocks.enabled"] = "false"
+}
+
+// ShufflePluginJar is where the driver and the executors get the tiered shuffle plugin.
+func ShufflePluginJar(in Inputs) string {
+	if jar := strings.TrimSpace(in.Pipeline.Spec.Spark.Shuffle.PluginJar); jar != "" {
+		return jar
+	}
+	return DefaultShufflePluginJar
+}
+
+// appendJar adds jar to a comma-separated spark.jars list unless it is there already.
+func appendJar(jars, jar string) string {
+	var out []string
+	for _, j := range strings.Split(jars, ",") {
+		if j = strings.TrimSpace(j); j != "" && j != jar {
+			out = append(out, j)
+		}
+	}
+	return strings.Join(append(out, jar), ",")
+}
+
 // env sets an environment variable in the driver and in the executors.
 func env(conf map[string]string, name, value string) {
 	conf["spark.kubernetes.driverEnv."+name] = value
@@ -79,7 +113,7 @@ func wiredConf(in Inputs) map[string]string {
 	pvcConf(conf, spill)
 	if data != nil {
 		pvcConf(conf, *data)
-		conf[ShuffleDataDirsConf] = data.MountPath
+		tieredShuffleConf(conf, in, data.MountPath)
 	}
 
 	// Kafka: the job reads these settings or the environment.
