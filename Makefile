@@ -92,3 +92,20 @@ verify: ## Fail when generated files are stale or the tree is not gofmt-formatte
 .PHONY: upstream-crds
 upstream-crds: ## Download the pinned upstream CRDs into bin/upstream-crds (needs the internet).
 	hack/upstream-crds.sh
+
+##@ Spark plugin (spark-plugin/: the tiered shuffle; Maven and Java 17, Spark from Maven Central)
+MVN ?= mvn
+MVN_FLAGS ?= -B -ntp
+PLUGIN_POM := spark-plugin/pom.xml
+
+.PHONY: plugin-build
+plugin-build: ## Build the tiered shuffle plugin into spark-plugin/target/strata-shuffle.jar.
+	$(MVN) $(MVN_FLAGS) -q -f $(PLUGIN_POM) package -DskipTests
+
+.PHONY: plugin-test
+plugin-test: ## Test the tiered shuffle plugin with real Spark in local mode (and build the jar).
+	$(MVN) $(MVN_FLAGS) -f $(PLUGIN_POM) verify
+
+.PHONY: plugin-bench
+plugin-bench: ## Benchmark stock Spark against the plugin (minutes; spark-plugin/target/benchmark.txt).
+	$(MVN) $(MVN_FLAGS) -f $(PLUGIN_POM) test -Pbench
