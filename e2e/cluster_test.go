@@ -6,10 +6,8 @@ package e2e
 // from the upstream projects' release URLs, and waiting.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
@@ -65,7 +62,7 @@ func newSuite(t *testing.T) *suite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	versions, err := readVersions(filepath.Join(root, "hack", "versions.env"))
+	versions, err := controlplane.Versions()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,23 +89,6 @@ func newSuite(t *testing.T) *suite {
 func kindBin() string   { return env("KIND", "kind") }
 func dockerBin() string { return env("DOCKER", "docker") }
 func helmBin() string   { return env("HELM", "helm") }
-
-func readVersions(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line, _, _ := strings.Cut(sc.Text(), "#")
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
-			out[k] = strings.TrimSpace(v)
-		}
-	}
-	return out, sc.Err()
-}
 
 func (s *suite) version(name string) string {
 	v := s.versions[name]
@@ -215,20 +195,9 @@ func (s *suite) download(url string) []*unstructured.Unstructured {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	var objs []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(body), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		err := dec.Decode(&u.Object)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			s.t.Fatalf("%s: %v", url, err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
+	objs, err := controlplane.DecodeObjects(body)
+	if err != nil {
+		s.t.Fatalf("%s: %v", url, err)
 	}
 	return objs
 }

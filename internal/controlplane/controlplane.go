@@ -107,7 +107,7 @@ func Assets() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	versions, err := readVersions(filepath.Join(root, "hack", "versions.env"))
+	versions, err := Versions()
 	if err != nil {
 		return "", err
 	}
@@ -121,8 +121,13 @@ func Assets() (string, error) {
 	return dir, nil
 }
 
-func readVersions(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+// Versions reads the tool versions pinned in hack/versions.env.
+func Versions() (map[string]string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(root, "hack", "versions.env"))
 	if err != nil {
 		return nil, err
 	}

@@ -43,23 +43,32 @@ func ReadObjects(paths ...string) ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, err
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			err := dec.Decode(&u.Object)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
-			}
-			if len(u.Object) == 0 {
-				continue
-			}
+		decoded, err := DecodeObjects(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		objs = append(objs, decoded...)
+	}
+	return objs, nil
+}
+
+// DecodeObjects decodes every object of a YAML or JSON stream (multi-document allowed).
+func DecodeObjects(b []byte) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		err := dec.Decode(&u.Object)
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(u.Object) > 0 {
 			objs = append(objs, u)
 		}
 	}
-	return objs, nil
 }
 
 // Samples reads config/samples.
