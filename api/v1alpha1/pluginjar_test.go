@@ -24,6 +24,8 @@ func TestShufflePluginJar(t *testing.T) {
 		{"local:///opt/my jars/strata-shuffle.jar", false},
 	} {
 		u := pipeline(t)
+		// A dry run still refuses a name that exists, and TestSamplesAccepted created the sample.
+		u.SetName("plugin-jar")
 		set(u, "spec.spark.shuffle.pluginJar", tt.jar)
 		err := k8s.Create(context.Background(), u, client.DryRunAll)
 		switch {
