@@ -9,13 +9,13 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.stream.Stream;
 
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.network.shuffle.ExecutorDiskUtils;
+import org.apache.spark.network.util.JavaUtils;
 import org.apache.spark.network.shuffle.checksum.ShuffleChecksumHelper;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.storage.BlockManager;
@@ -138,7 +138,8 @@ public class TieredShuffleBlockResolver extends IndexShuffleBlockResolver {
     final List<File> roots;
     final String[] rootPaths;
     final int subDirs;
-    private final Set<String> createdSubDirs = ConcurrentHashMap.newKeySet();
+    /** Per root, its subdirectories once created. */
+    private final AtomicReferenceArray<File>[] subDirCache;
 
     private Layout(List<File> dataDirs, String rootName, int subDirs) {
       this.dataDirs = dataDirs;
@@ -149,6 +150,12 @@ public class TieredShuffleBlockResolver extends IndexShuffleBlockResolver {
       }
       this.roots = Collections.unmodifiableList(r);
       this.rootPaths = r.stream().map(File::getPath).toArray(String[]::new);
+      @SuppressWarnings("unchecked")
+      AtomicReferenceArray<File>[] c = new AtomicReferenceArray[r.size()];
+      for (int i = 0; i < c.length; i++) {
+        c[i] = new AtomicReferenceArray<>(subDirs);
+      }
+      this.subDirCache = c;
     }
 
     static Layout create(SparkConf conf) {
@@ -188,19 +195,27 @@ public class TieredShuffleBlockResolver extends IndexShuffleBlockResolver {
       return out;
     }
 
-    /** The file {@code name} in this executor's roots, its subdirectory created if need be. */
+    /**
+     * The file {@code name} in this executor's roots, its subdirectory created if need be: the
+     * place {@link ExecutorDiskUtils#getFilePath} names, computed like Spark's DiskBlockManager
+     * does it, with the subdirectories cached.
+     */
     File file(String name) {
-      File f = new File(ExecutorDiskUtils.getFilePath(rootPaths, subDirs, name));
-      String parent = f.getParent();
-      if (!createdSubDirs.contains(parent)) {
+      int hash = JavaUtils.nonNegativeHash(name);
+      int dirId = hash % rootPaths.length;
+      int subDirId = (hash / rootPaths.length) % subDirs;
+      AtomicReferenceArray<File> cache = subDirCache[dirId];
+      File sub = cache.get(subDirId);
+      if (sub == null) {
+        sub = new File(roots.get(dirId), String.format("%02x", subDirId));
         try {
-          Files.createDirectories(f.getParentFile().toPath());
+          Files.createDirectories(sub.toPath());
         } catch (IOException e) {
-          throw new UncheckedIOException("Strata tiered shuffle: cannot create " + parent, e);
+          throw new UncheckedIOException("Strata tiered shuffle: cannot create " + sub, e);
         }
-        createdSubDirs.add(parent);
+        cache.set(subDirId, sub);
       }
-      return f;
+      return new File(sub, name);
     }
 
     void delete() {
