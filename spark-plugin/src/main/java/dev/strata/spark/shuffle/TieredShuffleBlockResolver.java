@@ -139,7 +139,7 @@ public class TieredShuffleBlockResolver extends IndexShuffleBlockResolver {
     final String[] rootPaths;
     final int subDirs;
     /** Per root, its subdirectories once created. */
-    private final AtomicReferenceArray<File>[] subDirCache;
+    private final List<AtomicReferenceArray<File>> subDirCache;
 
     private Layout(List<File> dataDirs, String rootName, int subDirs) {
       this.dataDirs = dataDirs;
@@ -150,10 +150,9 @@ public class TieredShuffleBlockResolver extends IndexShuffleBlockResolver {
       }
       this.roots = Collections.unmodifiableList(r);
       this.rootPaths = r.stream().map(File::getPath).toArray(String[]::new);
-      @SuppressWarnings("unchecked")
-      AtomicReferenceArray<File>[] c = new AtomicReferenceArray[r.size()];
-      for (int i = 0; i < c.length; i++) {
-        c[i] = new AtomicReferenceArray<>(subDirs);
+      List<AtomicReferenceArray<File>> c = new ArrayList<>();
+      for (int i = 0; i < r.size(); i++) {
+        c.add(new AtomicReferenceArray<>(subDirs));
       }
       this.subDirCache = c;
     }
@@ -204,7 +203,7 @@ public class TieredShuffleBlockResolver extends IndexShuffleBlockResolver {
       int hash = JavaUtils.nonNegativeHash(name);
       int dirId = hash % rootPaths.length;
       int subDirId = (hash / rootPaths.length) % subDirs;
-      AtomicReferenceArray<File> cache = subDirCache[dirId];
+      AtomicReferenceArray<File> cache = subDirCache.get(dirId);
       File sub = cache.get(subDirId);
       if (sub == null) {
         sub = new File(roots.get(dirId), String.format("%02x", subDirId));
