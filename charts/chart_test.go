@@ -889,21 +889,9 @@ func runAsServiceAccount(ctx context.Context, t *testing.T, env *controlplane.En
 	})
 
 	// The samples, reconciled: status written, children created, events recorded.
-	pipelineNS, err := controlplane.NewNamespace(ctx, c, "chart")
+	pipelineNS, err := controlplane.CreateSamples(ctx, c, "chart")
 	if err != nil {
 		t.Fatal(err)
-	}
-	samples, err := controlplane.Samples()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range samples {
-		if s.GetKind() == "AnalyticsPipeline" {
-			s.SetNamespace(pipelineNS)
-		}
-		if err := c.Create(ctx, s); err != nil {
-			t.Fatal(err)
-		}
 	}
 	wait("the sample pipeline's conditions", func() error {
 		p := &v1alpha1.AnalyticsPipeline{}

@@ -20,22 +20,10 @@ type UpstreamKind struct {
 
 // The upstream kinds a pipeline's children are made of.
 var (
-	KindKafka = UpstreamKind{
-		GVK: schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "Kafka"},
-		CRD: "kafkas.kafka.strimzi.io", Operator: "Strimzi 1.x", Condition: "KafkaReady",
-	}
-	KindKafkaNodePool = UpstreamKind{
-		GVK: schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaNodePool"},
-		CRD: "kafkanodepools.kafka.strimzi.io", Operator: "Strimzi 1.x", Condition: "KafkaReady",
-	}
-	KindKafkaTopic = UpstreamKind{
-		GVK: schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaTopic"},
-		CRD: "kafkatopics.kafka.strimzi.io", Operator: "Strimzi 1.x", Condition: "KafkaReady",
-	}
-	KindKafkaRebalance = UpstreamKind{
-		GVK: schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaRebalance"},
-		CRD: "kafkarebalances.kafka.strimzi.io", Operator: "Strimzi 1.x", Condition: "KafkaReady",
-	}
+	KindKafka            = strimziKind("Kafka", "kafkas.kafka.strimzi.io")
+	KindKafkaNodePool    = strimziKind("KafkaNodePool", "kafkanodepools.kafka.strimzi.io")
+	KindKafkaTopic       = strimziKind("KafkaTopic", "kafkatopics.kafka.strimzi.io")
+	KindKafkaRebalance   = strimziKind("KafkaRebalance", "kafkarebalances.kafka.strimzi.io")
 	KindSparkApplication = UpstreamKind{
 		GVK: schema.GroupVersionKind{Group: "sparkoperator.k8s.io", Version: "v1beta2", Kind: "SparkApplication"},
 		CRD: "sparkapplications.sparkoperator.k8s.io", Operator: "the Kubeflow Spark operator 2.x", Condition: "SparkReady",
@@ -47,6 +35,14 @@ var (
 	// UpstreamKinds lists every kind above.
 	UpstreamKinds = []UpstreamKind{KindKafka, KindKafkaNodePool, KindKafkaTopic, KindKafkaRebalance, KindSparkApplication, KindElasticsearch}
 )
+
+// strimziKind is a kafka.strimzi.io/v1 kind, reported on KafkaReady.
+func strimziKind(kind, crd string) UpstreamKind {
+	return UpstreamKind{
+		GVK: schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: kind},
+		CRD: crd, Operator: "Strimzi 1.x", Condition: "KafkaReady",
+	}
+}
 
 // upstreamCRDNames is the set of CRD names of UpstreamKinds.
 func upstreamCRDNames() map[string]bool {

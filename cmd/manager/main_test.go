@@ -50,21 +50,9 @@ func TestManagerStarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := controlplane.NewNamespace(ctx, c, "manager")
+	ns, err := controlplane.CreateSamples(ctx, c, "manager")
 	if err != nil {
 		t.Fatal(err)
-	}
-	samples, err := controlplane.Samples()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range samples {
-		if s.GetKind() == "AnalyticsPipeline" {
-			s.SetNamespace(ns)
-		}
-		if err := c.Create(ctx, s); err != nil {
-			t.Fatal(err)
-		}
 	}
 
 	eventually(t, done, "the manager to be ready", func() error {

@@ -88,3 +88,25 @@ func NewNamespace(ctx context.Context, c client.Client, prefix string) (string, 
 	}
 	return ns.Name, nil
 }
+
+// CreateSamples creates config/samples: the tiers as they are, the pipelines in a fresh
+// namespace, whose name it returns.
+func CreateSamples(ctx context.Context, c client.Client, prefix string) (string, error) {
+	ns, err := NewNamespace(ctx, c, prefix)
+	if err != nil {
+		return "", err
+	}
+	samples, err := Samples()
+	if err != nil {
+		return "", err
+	}
+	for _, s := range samples {
+		if s.GetKind() == "AnalyticsPipeline" {
+			s.SetNamespace(ns)
+		}
+		if err := c.Create(ctx, s); err != nil {
+			return "", fmt.Errorf("creating sample %s %s: %w", s.GetKind(), s.GetName(), err)
+		}
+	}
+	return ns, nil
+}
