@@ -7,6 +7,7 @@ SHELL := /usr/bin/env bash -o pipefail
 GO ?= go
 TOOLS := hack/tools.sh
 CONTROLLER_GEN = $(shell $(TOOLS) path controller-gen)
+CRD_REF_DOCS = $(shell $(TOOLS) path crd-ref-docs)
 # Test packages run one at a time: each envtest package starts its own control plane and the
 # machines this runs on have two cores.
 TEST_FLAGS ?= -p 1 -count=1 -timeout 30m
@@ -22,7 +23,7 @@ manifests: ## Generate CRDs and RBAC into config/ (and the chart's copies of the
 	$(CONTROLLER_GEN) rbac:roleName=strata-manager crd paths="./api/...;./controllers/...;./cmd/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	@if [ -d charts/strata ]; then $(MAKE) --no-print-directory chart-crds chart-rbac; fi
-	@$(MAKE) --no-print-directory observability
+	@$(MAKE) --no-print-directory observability api-docs
 
 .PHONY: chart-crds
 chart-crds: ## Copy the generated CRDs into the Helm chart.
@@ -37,6 +38,11 @@ chart-rbac: ## Copy the generated RBAC rules into the Helm chart (its templates 
 .PHONY: observability
 observability: ## Generate the alert rules (Prometheus, PrometheusRule, Grafana) and dashboards into config/ and the chart.
 	$(GO) run ./hack/gen-observability
+
+.PHONY: api-docs
+api-docs: ## Generate the API reference (docs/reference/api.md) from the Go types' doc comments.
+	$(CRD_REF_DOCS) --source-path=./api/v1alpha1 --config=hack/api-docs/config.yaml \
+		--renderer=markdown --output-path=docs/reference/api.md --log-level=error
 
 .PHONY: generate
 generate: ## Generate the API's DeepCopy methods.
@@ -60,7 +66,7 @@ docker-build: ## Build the container image $(IMG) (needs a Docker engine; the Do
 	docker build -t $(IMG) .
 
 .PHONY: tools
-tools: ## Build every pinned tool into bin/ (kube-apiserver, etcd, controller-gen, helm, prometheus).
+tools: ## Build every pinned tool into bin/ (kube-apiserver, etcd, controller-gen, crd-ref-docs, helm, prometheus).
 	$(TOOLS) all
 
 ##@ Run and test
@@ -86,11 +92,11 @@ bench: ## Run the benchmarks: the planner's, and N pipelines against a real cont
 verify: ## Fail when generated files are stale or the tree is not gofmt-formatted.
 	$(MAKE) --no-print-directory manifests generate
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "not gofmt-formatted:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	@git diff --exit-code -- config api charts || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- config api charts)" || { echo "untracked generated files:"; git status --porcelain -- config api charts; exit 1; }
+	@git diff --exit-code -- config api charts docs/reference || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- config api charts docs/reference)" || { echo "untracked generated files:"; git status --porcelain -- config api charts docs/reference; exit 1; }
 
 .PHONY: upstream-crds
-upstream-crds: ## Download the pinned upstream CRDs into bin/upstream-crds (needs the internet).
+upstream-crds: ## Refresh third_party/upstream-crds at the pinned versions (needs the internet).
 	hack/upstream-crds.sh
 
 ##@ Spark plugin (spark-plugin/: the tiered shuffle; Maven and Java 17, Spark from Maven Central)

@@ -60,7 +60,7 @@ func TestPipelineLifecycle(t *testing.T) {
 	})
 	if got := fmt.Sprintf("brokers=%d partitions=%d executors=%d dataNodes=%d", p.Status.Plan.Brokers,
 		p.Status.Plan.Partitions, p.Status.Plan.Executors, p.Status.Plan.ElasticsearchDataNodes); got != "brokers=3 partitions=20 executors=4 dataNodes=2" {
-		t.Errorf("sample plan: %s, want API.md's brokers=3 partitions=20 executors=4 dataNodes=2", got)
+		t.Errorf("sample plan: %s, want docs/api.md's brokers=3 partitions=20 executors=4 dataNodes=2", got)
 	}
 
 	in := desired.Inputs{Pipeline: p, Plan: *p.Status.Plan}

@@ -5,7 +5,8 @@
 # get the same pinned binaries the same way.
 #
 #   hack/tools.sh path NAME   build NAME if needed and print its path
-#                             NAME: kube-apiserver etcd controller-gen helm prometheus promtool kind
+#                             NAME: kube-apiserver etcd controller-gen crd-ref-docs helm prometheus
+#                             promtool kind
 #   hack/tools.sh envtest     print a directory holding kube-apiserver and etcd for envtest:
 #                             $KUBEBUILDER_ASSETS when set, else the pinned builds
 #   hack/tools.sh all         build every tool
@@ -138,6 +139,7 @@ tool_path() {
     kube-apiserver) version=$KUBERNETES_VERSION ;;
     etcd) version=$ETCD_VERSION ;;
     controller-gen) version=$CONTROLLER_TOOLS_VERSION ;;
+    crd-ref-docs) version=$CRD_REF_DOCS_VERSION ;;
     helm) version=$HELM_VERSION ;;
     kind) version=$KIND_VERSION ;;
     prometheus | promtool) version=$PROMETHEUS_VERSION ;;
@@ -150,6 +152,7 @@ tool_path() {
       kube-apiserver) build_kube_apiserver "$out" ;;
       etcd) build_etcd "$out" ;;
       controller-gen) go_install "$out" "sigs.k8s.io/controller-tools/cmd/controller-gen@$version" ;;
+      crd-ref-docs) go_install "$out" "github.com/elastic/crd-ref-docs@$version" ;;
       helm) go_install "$out" "helm.sh/helm/v3/cmd/helm@$version" "$(helm_ldflags)" ;;
       kind) go_install "$out" "sigs.k8s.io/kind@$version" ;;
       prometheus | promtool) build_prometheus "$out" "$name" ;;
@@ -175,6 +178,6 @@ envtest_dir() {
 case ${1:-} in
   path) tool_path "${2:?tool name}" ;;
   envtest) envtest_dir ;;
-  all) for t in kube-apiserver etcd controller-gen helm prometheus promtool; do tool_path "$t" >/dev/null; done ;;
+  all) for t in kube-apiserver etcd controller-gen crd-ref-docs helm prometheus promtool; do tool_path "$t" >/dev/null; done ;;
   *) sed -n '2,12p' "$0" >&2; exit 2 ;;
 esac

@@ -97,7 +97,7 @@ func TestSamplesAccepted(t *testing.T) {
 	}
 }
 
-// TestDefaults creates a pipeline with only the required fields and checks API.md's defaults.
+// TestDefaults creates a pipeline with only the required fields and checks docs/api.md's defaults.
 func TestDefaults(t *testing.T) {
 	u := pipeline(t)
 	for _, path := range [][]string{

@@ -1,4 +1,4 @@
-// Package autoscale closes the loop of DESIGN.md §3.3: it reads a pipeline's live metrics from
+// Package autoscale closes the loop of docs/autoscaling.md: it reads a pipeline's live metrics from
 // Prometheus and recommends broker, executor and Elasticsearch data node counts, the executors'
 // memory split and a measured per-executor processing rate, which the operator then plans with.
 //

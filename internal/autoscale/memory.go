@@ -9,7 +9,7 @@ import (
 	"github.com/strata-dev/strata/internal/plan"
 )
 
-// The memory split (DESIGN.md §1.2). Shuffle files are read back through the page cache, which
+// The memory split (docs/studies.md §1.2). Shuffle files are read back through the page cache, which
 // is charged to the executor's pod: when executors read from disk what they wrote moments
 // before, and keep reading back pages the kernel had just evicted, while their page cache is
 // already full to its reserve, the reserve is too small, and a smaller heap would serve them

@@ -233,7 +233,7 @@ func (r *recommender) change(resource, action string, from, to int32, reason, me
 }
 
 // brokerReading: brokers needed so that the busier direction of every broker's link stays
-// under the usable link rate times the target (DESIGN.md §3.1), from the pods' measured
+// under the usable link rate times the target (docs/planning.md), from the pods' measured
 // traffic, or from Kafka's byte counters when the pods' network metrics are missing.
 func (r *recommender) brokerReading() (reading, bool) {
 	tx, okTx := r.value(BrokerTransmitBytes)

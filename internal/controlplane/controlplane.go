@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
-// EnvUpstreamCRDs names a directory of upstream CRDs to use instead of ../shared/upstream-crds.
+// EnvUpstreamCRDs names a directory of upstream CRDs to use instead of third_party/upstream-crds.
 const EnvUpstreamCRDs = "STRATA_UPSTREAM_CRDS"
 
 // CRDWait is how long installing CRDs waits for the API server to serve them.
@@ -63,38 +63,34 @@ func RepoRoot() (string, error) {
 }
 
 // UpstreamCRDDirs returns every directory holding upstream CRDs: the subdirectories of
-// $STRATA_UPSTREAM_CRDS, else of ../shared/upstream-crds beside the repository, else of the
-// cache hack/upstream-crds.sh fills. None found is an error that says how to get them.
+// $STRATA_UPSTREAM_CRDS when set, else of third_party/upstream-crds, the copies vendored into the
+// repository at the versions hack/versions.env pins (hack/upstream-crds.sh refreshes them).
 func UpstreamCRDDirs() ([]string, error) {
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	candidates := []string{
-		filepath.Join(root, "..", "shared", "upstream-crds"),
-		filepath.Join(root, "bin", "upstream-crds"),
-	}
-	if dir := os.Getenv(EnvUpstreamCRDs); dir != "" {
-		candidates = []string{dir}
-	}
-	for _, dir := range candidates {
-		entries, err := os.ReadDir(dir)
+	dir := os.Getenv(EnvUpstreamCRDs)
+	if dir == "" {
+		root, err := RepoRoot()
 		if err != nil {
-			continue
+			return nil, err
 		}
-		var dirs []string
-		for _, e := range entries {
-			if e.IsDir() {
-				dirs = append(dirs, filepath.Join(dir, e.Name()))
-			}
-		}
-		if len(dirs) > 0 {
-			return dirs, nil
+		dir = filepath.Join(root, "third_party", "upstream-crds")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("upstream CRDs (Strimzi, Spark operator, ECK, Prometheus Operator): %w; "+
+			"run `make upstream-crds` to refresh third_party/upstream-crds, or set %s to a directory of them",
+			err, EnvUpstreamCRDs)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, filepath.Join(dir, e.Name()))
 		}
 	}
-	return nil, fmt.Errorf("no upstream CRDs (Strimzi, Spark operator, ECK, Prometheus Operator) in %s: "+
-		"set %s to a directory of them, put them in ../shared/upstream-crds, "+
-		"or run `make upstream-crds` (needs the internet)", strings.Join(candidates, " or "), EnvUpstreamCRDs)
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("no upstream CRDs in %s: run `make upstream-crds`, or set %s to a directory of them",
+			dir, EnvUpstreamCRDs)
+	}
+	return dirs, nil
 }
 
 // Assets returns the directory holding kube-apiserver and etcd: $KUBEBUILDER_ASSETS, else the

@@ -24,7 +24,7 @@ func testCases() []testCase {
 
 func q(s string) resource.Quantity { return resource.MustParse(s) }
 
-// splitTiers is API.md's example: Kafka, spill and Elasticsearch on local NVMe, final shuffle
+// splitTiers is docs/api.md's example: Kafka, spill and Elasticsearch on local NVMe, final shuffle
 // data on st1 HDD, three brokers, volumes retained.
 func splitTiers() Inputs {
 	p := &v1alpha1.AnalyticsPipeline{

@@ -8,7 +8,7 @@
 // so that the planning rules can be tested exhaustively without a cluster. Everything the
 // operator applies or reports about sizing comes from Compute.
 //
-// The models come from measurements (see docs/planning.md and DESIGN.md §1): Kafka brokers are
+// The models come from measurements (see docs/planning.md and docs/studies.md): Kafka brokers are
 // usually limited by their network link, so brokers are sized from a per-broker traffic model; the
 // page cache an executor's shuffle files use is charged to its pod, so it is carved out of the
 // executor's memory budget; shuffle data files and spill files want different tiers, so each

@@ -11,7 +11,7 @@ func q(s string) resource.Quantity { return resource.MustParse(s) }
 
 func qp(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
 
-// apiExample is the pipeline of API.md, with two producers (see TestAPIExample).
+// apiExample is the pipeline of docs/api.md, with two producers (see TestAPIExample).
 func apiExample() *v1alpha1.AnalyticsPipeline {
 	return &v1alpha1.AnalyticsPipeline{
 		ObjectMeta: metav1.ObjectMeta{Name: "sensors", Namespace: "default"},

@@ -15,7 +15,7 @@ import (
 var xmsPattern = regexp.MustCompile(`-Xms(\d+)m\b`)
 
 // memoryProblem returns what is wrong with an executor memory split, or "" when it keeps
-// DESIGN.md §1.2's invariants: the four parts add up to the budget, the heap is at least
+// docs/studies.md §1.2's invariants: the four parts add up to the budget, the heap is at least
 // minHeap, the JVM starts below its maximum heap (so it can give memory back), and the Spark
 // settings describe the same split.
 func memoryProblem(m v1alpha1.MemorySpec, em v1alpha1.ExecutorMemory) string {

@@ -11,7 +11,7 @@ import (
 //
 // The page cache that an executor's shuffle and spill files go through is charged to the
 // executor's memory cgroup, so it must fit inside the pod's limit; and a smaller heap that
-// leaves more page cache beat a bigger heap for shuffle-heavy work (DESIGN.md §1.2). The budget
+// leaves more page cache beat a bigger heap for shuffle-heavy work (docs/studies.md §1.2). The budget
 // is therefore split four ways:
 //
 //	pageCache = budget × pageCachePercent/100, rounded down to MiB

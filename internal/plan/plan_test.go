@@ -32,9 +32,9 @@ func stageCap(t *testing.T, p v1alpha1.Plan, name string) int64 {
 	return 0
 }
 
-// TestAPIExample reproduces the status.plan example of API.md figure for figure.
+// TestAPIExample reproduces the status.plan example of docs/api.md figure for figure.
 //
-// API.md's YAML says producers: 1, but one producer on a 1 Gbit/s link sending 10,000 × 9,028
+// docs/api.md's YAML says producers: 1, but one producer on a 1 Gbit/s link sending 10,000 × 9,028
 // bytes/s fills 80.2 % of the usable link, over the 80 % target, so its own ProducerNetwork
 // stage (12,461 msgs/s) would be the limit and the bottleneck; the published figures
 // (maxMessagesPerSecond 16000, bottleneck None) hold with two producers, which change nothing
@@ -98,7 +98,7 @@ func TestAPIExampleOneProducer(t *testing.T) {
 	}
 }
 
-// measured is the configuration measured in DESIGN.md §1.1: 1 producer, 2 brokers replicating
+// measured is the configuration measured in docs/studies.md §1.1: 1 producer, 2 brokers replicating
 // to each other on 1 Gbit/s, Spark reading at 20,746 records/s. Spark and Elasticsearch get
 // enough capacity that Kafka is what is being measured.
 func measured(brokers int32) *v1alpha1.AnalyticsPipeline {
@@ -144,7 +144,7 @@ func TestDesignBrokerLinkIsTheBottleneck(t *testing.T) {
 	}
 }
 
-// TestDesignSplitTiers reproduces DESIGN.md §1.3: shuffle data twice the size of spill, on st1
+// TestDesignSplitTiers reproduces docs/studies.md §1.3: shuffle data twice the size of spill, on st1
 // HDD while spill stays on NVMe, costs half of all-NVMe; all-HDD costs a quarter.
 func TestDesignSplitTiers(t *testing.T) {
 	sparkCost := func(spill, data string) *big.Rat {
@@ -213,7 +213,7 @@ func TestMoneyRoundsHalfUp(t *testing.T) {
 	}
 }
 
-// TestDesignMemory checks DESIGN.md §1.2's invariants over the settings the TPC-H study ran
+// TestDesignMemory checks docs/studies.md §1.2's invariants over the settings the TPC-H study ran
 // and the API example.
 func TestDesignMemory(t *testing.T) {
 	cases := []struct {

@@ -9,7 +9,7 @@ import (
 // The network model: link rates, and the broker count they imply.
 //
 // A Kafka broker in a replicated cluster is usually limited by its network link before its CPU
-// or disk (DESIGN.md §1.1: two brokers on 1 Gbit/s saturated their outbound links at 10,112
+// or disk (docs/studies.md §1.1: two brokers on 1 Gbit/s saturated their outbound links at 10,112
 // records/s of 9,028 bytes). With B brokers, replication factor R, ingest I and consumer read
 // rate C (bytes/s), and leaders spread evenly, each broker
 //
@@ -147,8 +147,8 @@ func producerSend(w workload, link linkRates, producers int32, why *reasons) *bi
 // Executors and data nodes are sized like the brokers: the smallest count within the spec's
 // bounds that carries the ingest at the target utilisation, given each one's measured rate.
 // Executors must also be able to read their share of the consumer traffic over their own link,
-// so the executor count is the larger of the two requirements (DESIGN.md §3.1: "also check
-// producers' and executors' links").
+// so the executor count is the larger of the two requirements (docs/planning.md,
+// "Spark executors and partitions").
 
 // neededFor returns ⌈rate·100 / (perUnit·target)⌉: how many units, each running at target % of
 // perUnit, carry rate.
@@ -212,7 +212,7 @@ func planDataNodes(w workload, es v1alpha1.ElasticsearchSpec, why *reasons) int3
 }
 
 // shards follows the data node count unless the spec fixes it, so that every data node indexes
-// a primary (DESIGN.md §1.1: shards and executors should follow the node count).
+// a primary (docs/studies.md §1.1: shards and executors should follow the node count).
 func shards(es v1alpha1.ElasticsearchSpec, dataNodes int32) int32 {
 	if es.Shards > 0 {
 		return es.Shards

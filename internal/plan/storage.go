@@ -10,7 +10,7 @@ import (
 
 // Storage placement and its cost.
 //
-// Each kind of data a pipeline keeps has its own access pattern (DESIGN.md §1.3, §1.5): Kafka
+// Each kind of data a pipeline keeps has its own access pattern (docs/studies.md §1.3, §1.5): Kafka
 // logs and spill files are read and written many times, final shuffle data files are twice as
 // large as everything else Spark writes but read a few times, Elasticsearch data is indexed and
 // searched. The spec places each on a tier; the plan sizes and prices each placement and also
