@@ -175,7 +175,7 @@ func (r *PipelineReconciler) autoscale(ctx context.Context, p *v1alpha1.Analytic
 	}
 
 	pol := policy(p, base, obs, r.rebalances(ctx, p, served))
-	d := autoscale.Recommend(currentState(p, pol), read, pol, now)
+	d := autoscale.Recommend(currentState(p), read, pol, now)
 	r.announceDecisions(ctx, p, d)
 	p.Status.Autoscaling = &d.Status
 	a.remember(p, &d.Status)
@@ -190,48 +190,18 @@ func (r *PipelineReconciler) autoscale(ctx context.Context, p *v1alpha1.Analytic
 	return autoscale.Apply(p, &d.Status), interval
 }
 
-// policy is what Recommend decides with: the bandwidth model's link, the bounds (the floor is
-// what the declared workload needs), the cool-downs, and what Strimzi and the Spark operator say.
+// policy is what Recommend decides with (autoscale.NewPolicy), with what Strimzi and the Spark
+// operator report now.
 func policy(p *v1alpha1.AnalyticsPipeline, base v1alpha1.Plan, obs observed, rebalances []*unstructured.Unstructured) autoscale.Policy {
-	spec := p.Spec.Autoscaling
-	d := plan.Defaults(p)
-	cooldown := int32(120)
-	if spec.CooldownSeconds != nil {
-		cooldown = *spec.CooldownSeconds
-	}
-	stabilization := spec.ScaleDownStabilizationSeconds
 	app := obs.get(desired.SparkApplicationGVK, p.Namespace, desired.SparkApplicationName(p))
-	return autoscale.Policy{
-		Interval:                 autoscale.Interval(spec),
-		Stabilization:            time.Duration(stabilization) * time.Second,
-		Cooldown:                 time.Duration(cooldown) * time.Second,
-		LinkUsableBytesPerSecond: base.LinkUsableBytesPerSecond,
-		TargetUtilizationPercent: d.Spec.Network.TargetUtilizationPercent,
-		Brokers:                  autoscale.Bounds{Floor: base.Brokers, Max: p.Spec.Kafka.Brokers.Max},
-		Executors:                autoscale.Bounds{Floor: base.Executors, Max: p.Spec.Spark.Executors.Max},
-		DataNodes:                autoscale.Bounds{Floor: base.ElasticsearchDataNodes, Max: p.Spec.Elasticsearch.DataNodes.Max},
-		SpecPerExecutor:          p.Spec.Spark.MessagesPerSecondPerExecutor,
-		PerDataNode:              p.Spec.Elasticsearch.MessagesPerSecondPerNode,
-		Memory:                   d.Spec.Spark.Memory,
-		Safety: autoscale.StrimziSafety(obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
-			obs.get(desired.KafkaNodePoolGVK, p.Namespace, desired.BrokerPoolName(p)), rebalances),
-		SparkRunning: sparkStatus(app).status == metav1.ConditionTrue,
-	}
+	safety := autoscale.StrimziSafety(obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
+		obs.get(desired.KafkaNodePoolGVK, p.Namespace, desired.BrokerPoolName(p)), rebalances)
+	return autoscale.NewPolicy(p, base, safety, sparkStatus(app).status == metav1.ConditionTrue)
 }
 
 // currentState is what runs now: the applied plan's counts, and the split and rate it used.
-func currentState(p *v1alpha1.AnalyticsPipeline, pol autoscale.Policy) autoscale.State {
-	st := p.Status.Autoscaling
-	eff := autoscale.Base(p, st).Spec.Spark
-	return autoscale.State{
-		Brokers:          p.Status.Plan.Brokers,
-		Executors:        p.Status.Plan.Executors,
-		DataNodes:        p.Status.Plan.ElasticsearchDataNodes,
-		PageCachePercent: eff.Memory.PageCachePercent,
-		OffHeapPercent:   eff.Memory.OffHeapPercent,
-		PerExecutor:      eff.MessagesPerSecondPerExecutor,
-		Status:           st,
-	}
+func currentState(p *v1alpha1.AnalyticsPipeline) autoscale.State {
+	return autoscale.NewState(p, *p.Status.Plan, p.Status.Autoscaling)
 }
 
 // rebalances lists the KafkaRebalances of the pipeline's Kafka cluster, the ones Strimzi's

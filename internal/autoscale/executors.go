@@ -42,11 +42,10 @@ func (r *recommender) executorReading(cur State) (reading, int64, bool) {
 	saturated := trend > math.Max(1, 0.01*ingest) && lag > ingest*interval
 	c := r.refine(cur, processed, saturated)
 
-	drain := math.Max(r.pol.Stabilization.Seconds(), 4*interval)
-	need := ingest + lag/drain
+	need := ingest + lag/r.drainSeconds()
 	t := r.pol.TargetUtilizationPercent
 	rd := reading{
-		up:         countFor(need, float64(c)*float64(t)/100),
+		up:         catchUp(ingest, need, float64(c), t),
 		upReason:   "LagGrowing",
 		downReason: "Overprovisioned",
 	}
@@ -74,6 +73,11 @@ func (r *recommender) refine(cur State, processed float64, saturated bool) int64
 	if !saturated && measured <= float64(c) {
 		return c // not saturated: the executors could do more than they are asked
 	}
+	if measured < float64(c) && r.indexingSaturated(cur) {
+		// The job writes no faster than Elasticsearch indexes: the lag grows because of the
+		// data nodes, and what each executor processes says nothing of what it could.
+		return c
+	}
 	next := float64(c) + (measured-float64(c))/2
 	if math.Abs(next-float64(c)) <= refineThreshold*float64(c) {
 		return c
@@ -90,4 +94,33 @@ func (r *recommender) coolSpark() {
 	now := &metav1.Time{Time: r.now.Truncate(time.Second)}
 	window(r.st, v1alpha1.ResourceExecutors).LastChange = now
 	window(r.st, v1alpha1.ResourceMemorySplit).LastChange = now
+}
+
+// indexingSaturated says whether the data nodes index at (nearly) all they can, so that what the
+// job processes is Elasticsearch's limit rather than the executors'.
+func (r *recommender) indexingSaturated(cur State) bool {
+	x, ok := r.value(ElasticsearchIndexingRate)
+	if !ok || r.pol.PerDataNode <= 0 || cur.DataNodes <= 0 {
+		return false
+	}
+	return x >= saturatedShare*float64(cur.DataNodes)*float64(r.pol.PerDataNode)
+}
+
+// saturatedShare is the share of a stage's capacity above which its measured rate is taken for
+// its limit rather than for the demand on it.
+const saturatedShare = 0.95
+
+// drainSeconds is the time the autoscaler gives a lag to drain: the stabilisation window, at
+// least four intervals.
+func (r *recommender) drainSeconds() float64 {
+	return math.Max(r.pol.Stabilization.Seconds(), 4*r.pol.Interval.Seconds())
+}
+
+// catchUp is how many units of capacity `each` carry the ingest within the target utilisation
+// and the ingest plus the lag's drain (need) at full capacity: the headroom the target keeps is
+// there for catching up, so a lag the units can drain with it asks for no more of them. A job
+// resubmitted to change its executors comes back with the lag of its downtime; counting that
+// lag against the target would ask for more executors, and another resubmission, each time.
+func catchUp(ingest, need, each float64, target int32) int32 {
+	return max(countFor(ingest, each*float64(target)/100), countFor(need, each))
 }

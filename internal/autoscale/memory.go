@@ -61,7 +61,7 @@ func (r *recommender) memory(cur State) {
 	}
 	keep := max(r.pol.Stabilization, r.upSpan()) + r.pol.Interval
 	observe(w, want, want, r.now, 2*r.pol.Interval+r.pol.Interval/2, keep)
-	if cooling, _ := coolingDown(w, r.now, r.pol.Cooldown); cooling {
+	if cooling, _ := coolingDown(w, r.now, r.cooldown(v1alpha1.ResourceMemorySplit)); cooling {
 		return
 	}
 	what := fmt.Sprintf("executors read %s from disk and refault %.0f pages/s with %s of page cache each (reserve %s), spill %s",

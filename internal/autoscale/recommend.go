@@ -193,7 +193,7 @@ func (r *recommender) step(resource string, rd reading, current, target int32, b
 	if current <= 0 {
 		return target, false
 	}
-	if cooling, _ := coolingDown(w, r.now, r.pol.Cooldown); cooling {
+	if cooling, _ := coolingDown(w, r.now, r.cooldown(resource)); cooling {
 		return target, false
 	}
 	if up, full := minUp(w, r.now, r.upSpan()); full && up > current {
@@ -223,6 +223,18 @@ func (r *recommender) step(resource string, rd reading, current, target int32, b
 		return to, true
 	}
 	return target, false
+}
+
+// cooldown is how long a resource is left alone after it changed. A change of the Spark job's
+// executors or memory resubmits the job (see coolSpark): its rates are then read over a range
+// that still holds the downtime until four intervals (the default queries' $range) after it
+// runs again, and would ask for more executors for a slowness that is gone. Spark resources wait
+// that much longer.
+func (r *recommender) cooldown(resource string) time.Duration {
+	if resource == v1alpha1.ResourceExecutors || resource == v1alpha1.ResourceMemorySplit {
+		return r.pol.Cooldown + 4*r.pol.Interval
+	}
+	return r.pol.Cooldown
 }
 
 func (r *recommender) change(resource, action string, from, to int32, reason, message string) {
@@ -280,7 +292,11 @@ func (r *recommender) brokersMayLeave(from, to int32) (string, string) {
 	return "", ""
 }
 
-// dataNodeReading: data nodes needed to index what is measured within the target.
+// dataNodeReading: data nodes needed to index what is measured within the target. Every record
+// that reaches Kafka must be indexed: while a lag builds up — the data nodes index all they can,
+// so their rate is their limit, not the demand — the ingest plus the lag to drain is the demand,
+// so that one step reaches the count it needs rather than a staircase of steps each limited by
+// the last.
 func (r *recommender) dataNodeReading() (reading, bool) {
 	x, ok := r.value(ElasticsearchIndexingRate)
 	if !ok || r.pol.PerDataNode <= 0 {
@@ -288,8 +304,19 @@ func (r *recommender) dataNodeReading() (reading, bool) {
 	}
 	t := r.pol.TargetUtilizationPercent
 	per := float64(r.pol.PerDataNode)
+	up := countFor(x, per*float64(t)/100)
+	ingest, ok1 := r.value(IngestRate)
+	lag, ok2 := r.value(ConsumerLag)
+	if ok1 && x > ingest {
+		// Catching up: what is indexed beyond the ingest is a lag draining, which may use the
+		// headroom the target keeps; the ingest alone is held to the target.
+		up = catchUp(ingest, x, per, t)
+	}
+	if ok1 && ok2 && lag > ingest*r.pol.Interval.Seconds() {
+		up = max(up, catchUp(ingest, ingest+lag/r.drainSeconds(), per, t))
+	}
 	rd := reading{
-		up:         countFor(x, per*float64(t)/100),
+		up:         up,
 		down:       countFor(x, per*float64(t-margin(t))/100),
 		upReason:   "IndexingSaturated",
 		downReason: "IndexingUnderused",

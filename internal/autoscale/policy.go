@@ -1,0 +1,59 @@
+package autoscale
+
+import (
+	"time"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/plan"
+)
+
+// DefaultCooldown is spec.autoscaling.cooldownSeconds when unset.
+const DefaultCooldown = 120 * time.Second
+
+// NewPolicy is what Recommend decides with for a pipeline: the bandwidth model's link, the
+// bounds (the floor is base, the plan of what the declared workload needs: see Base), the
+// windows and cool-downs of the spec, and what the upstream operators report — whether brokers
+// may leave now (StrimziSafety) and whether the Spark job runs. The operator and `strata
+// simulate` build it the same way, so a simulation decides as the operator would.
+func NewPolicy(p *v1alpha1.AnalyticsPipeline, base v1alpha1.Plan, safety BrokerSafety, sparkRunning bool) Policy {
+	spec := p.Spec.Autoscaling
+	d := plan.Defaults(p)
+	cooldown := DefaultCooldown
+	var stabilization time.Duration
+	if spec != nil {
+		if spec.CooldownSeconds != nil {
+			cooldown = time.Duration(*spec.CooldownSeconds) * time.Second
+		}
+		stabilization = time.Duration(spec.ScaleDownStabilizationSeconds) * time.Second
+	}
+	return Policy{
+		Interval:                 Interval(spec),
+		Stabilization:            stabilization,
+		Cooldown:                 cooldown,
+		LinkUsableBytesPerSecond: base.LinkUsableBytesPerSecond,
+		TargetUtilizationPercent: d.Spec.Network.TargetUtilizationPercent,
+		Brokers:                  Bounds{Floor: base.Brokers, Max: p.Spec.Kafka.Brokers.Max},
+		Executors:                Bounds{Floor: base.Executors, Max: p.Spec.Spark.Executors.Max},
+		DataNodes:                Bounds{Floor: base.ElasticsearchDataNodes, Max: p.Spec.Elasticsearch.DataNodes.Max},
+		SpecPerExecutor:          p.Spec.Spark.MessagesPerSecondPerExecutor,
+		PerDataNode:              p.Spec.Elasticsearch.MessagesPerSecondPerNode,
+		Memory:                   d.Spec.Spark.Memory,
+		Safety:                   safety,
+		SparkRunning:             sparkRunning,
+	}
+}
+
+// NewState is what runs now: the applied plan's counts, and the memory split and processing
+// rate it was planned with (the spec's, or the autoscaler's where st has them).
+func NewState(p *v1alpha1.AnalyticsPipeline, applied v1alpha1.Plan, st *v1alpha1.AutoscalingStatus) State {
+	eff := Base(p, st).Spec.Spark
+	return State{
+		Brokers:          applied.Brokers,
+		Executors:        applied.Executors,
+		DataNodes:        applied.ElasticsearchDataNodes,
+		PageCachePercent: eff.Memory.PageCachePercent,
+		OffHeapPercent:   eff.Memory.OffHeapPercent,
+		PerExecutor:      eff.MessagesPerSecondPerExecutor,
+		Status:           st,
+	}
+}

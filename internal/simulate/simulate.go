@@ -1,0 +1,329 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/autoscale"
+	"github.com/strata-dev/strata/internal/plan"
+)
+
+// maxDuration bounds a simulation: it keeps a few numbers per simulated second.
+const maxDuration = 31 * 24 * time.Hour
+
+// epoch is simulated time zero. Recommend takes the time as an input; any fixed instant does.
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Run replays the trace through the pipeline on its tiers and returns what it measured. The
+// pipeline's spec.autoscaling settings are used whether or not it is enabled there; its
+// declared workload stays the floor the autoscaler never scales below, as in the operator.
+func Run(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, delays Delays) (*Result, error) {
+	if err := delays.Validate(); err != nil {
+		return nil, err
+	}
+	if d := tr.Duration(); d > maxDuration.Seconds() {
+		return nil, fmt.Errorf("the trace lasts %s; simulations are limited to %s", time.Duration(d)*time.Second, maxDuration)
+	}
+	p = plan.Defaults(p)
+	if p.Spec.Autoscaling == nil {
+		p.Spec.Autoscaling = &v1alpha1.AutoscalingSpec{}
+	}
+	p.Spec.Autoscaling.Enabled = true
+	if _, err := plan.Compute(p, tiers); err != nil {
+		return nil, err
+	}
+	s := &sim{p: p, tiers: tiers, trace: tr, delays: delays, model: newModel(p, tiers), res: &Result{}}
+	if err := s.start(); err != nil {
+		return nil, err
+	}
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+	return s.res, nil
+}
+
+// sim is one simulation's state, advanced one second at a time.
+type sim struct {
+	p      *v1alpha1.AnalyticsPipeline
+	tiers  []v1alpha1.StorageTier
+	trace  Trace
+	delays Delays
+	model  *model
+	res    *Result
+
+	interval, rangeSec int
+	stabilization      float64
+
+	applied v1alpha1.Plan // what the operator applies now
+	serving counts        // what carries load now
+	st      *v1alpha1.AutoscalingStatus
+	pending [3]*change // brokers, executors, data nodes
+	// sparkDownUntil: the job is being resubmitted until then.
+	sparkDownUntil float64
+
+	// backlog is what the producers could not hand to Kafka yet; lag what Kafka holds that the
+	// job has not indexed.
+	backlog, lag float64
+	flows        *flows
+	last         [3]lastAction
+}
+
+// change is a change of a resource's replicas on its way: it carries load from at on. Brokers
+// joining take load gradually, as Cruise Control moves partitions onto them from moving on.
+type change struct {
+	to         int32
+	moving, at float64
+}
+
+type lastAction struct {
+	up   bool
+	at   float64
+	seen bool
+}
+
+func (s *sim) start() error {
+	s.interval = int(autoscale.Interval(s.p.Spec.Autoscaling) / time.Second)
+	s.rangeSec = 4 * s.interval // the $range of the default queries
+	s.stabilization = float64(s.p.Spec.Autoscaling.ScaleDownStabilizationSeconds)
+	first := s.trace.Points[0]
+	// The pipeline starts sized for the first load (never under what its spec declares).
+	initial, err := planFor(s.p, s.tiers, math.Max(first.MessagesPerSecond, float64(s.p.Spec.Workload.MessagesPerSecond)), first.MessageBytes)
+	if err != nil {
+		return err
+	}
+	s.applied = initial
+	s.serving = countsOf(initial)
+	peak := s.trace.Peak(s.p.Spec.Workload.MessageBytes)
+	static, err := planFor(s.p, s.tiers, peak.MessagesPerSecond, peak.MessageBytes)
+	if err != nil {
+		return err
+	}
+	d := s.trace.Duration()
+	s.res.DurationSeconds = d
+	s.res.Resources.Brokers.StaticPeakReplicaSeconds = float64(static.Brokers) * d
+	s.res.Resources.Executors.StaticPeakReplicaSeconds = float64(static.Executors) * d
+	s.res.Resources.DataNodes.StaticPeakReplicaSeconds = float64(static.ElasticsearchDataNodes) * d
+	s.flows = newFlows(int(math.Ceil(d))+1, s.rangeSec)
+	return nil
+}
+
+// run advances the simulation one second at a time to the end of the trace.
+func (s *sim) run() error {
+	end := int(math.Ceil(s.trace.Duration()))
+	for t := 0; t < end; t++ {
+		now := float64(t)
+		s.arrive(now)
+		pt := s.trace.At(now)
+		c, err := s.capacity(now, pt.MessageBytes)
+		if err != nil {
+			return err
+		}
+		job := c.job
+		if now < s.sparkDownUntil {
+			job = 0 // resubmitting: nothing is read
+		}
+		bytes := float64(s.bytes(pt))
+		// Producers hand Kafka what it takes, their backlog first; the job reads what it can.
+		in := math.Min(pt.MessagesPerSecond+s.backlog, c.kafka)
+		s.backlog += pt.MessagesPerSecond - in
+		out := math.Min(s.lag+in, job)
+		s.lag += in - out
+		s.flows.record(t, pt.MessagesPerSecond, in, out, in*bytes, out*bytes, s.lag)
+
+		capNow := math.Min(c.kafka, job)
+		if capNow < pt.MessagesPerSecond {
+			s.res.SecondsBelowDemand++
+		}
+		waiting := s.lag + s.backlog
+		s.res.MaxLagRecords = math.Max(s.res.MaxLagRecords, waiting)
+		s.res.MaxLagSeconds = math.Max(s.res.MaxLagSeconds, s.flows.age(t))
+		s.res.tally(s.existing(), countsOf(s.applied))
+		if t%s.interval == 0 {
+			e := s.existing()
+			s.res.Series = append(s.res.Series, Step{Time: now, Demand: pt.MessagesPerSecond, Capacity: capNow,
+				Replicas: Replicas{Brokers: e.Brokers, Executors: e.Executors, DataNodes: e.DataNodes}})
+			s.res.Lag = append(s.res.Lag, waiting)
+		}
+		if t > 0 && t%s.interval == 0 {
+			if err := s.decide(now, c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *sim) bytes(pt Point) int64 {
+	if pt.MessageBytes > 0 {
+		return pt.MessageBytes
+	}
+	return s.p.Spec.Workload.MessageBytes
+}
+
+// arrive completes the changes due by now.
+func (s *sim) arrive(now float64) {
+	for i, ch := range s.pending {
+		if ch == nil || ch.at > now {
+			continue
+		}
+		switch i {
+		case 0:
+			s.serving.Brokers = ch.to
+		case 1:
+			s.serving.Executors = ch.to
+		case 2:
+			s.serving.DataNodes = ch.to
+		}
+		s.pending[i] = nil
+	}
+}
+
+// existing is the replicas that exist: the new ones from when they are asked for, the leaving
+// ones until they are gone.
+func (s *sim) existing() counts {
+	a := countsOf(s.applied)
+	return counts{Brokers: max(a.Brokers, s.serving.Brokers), Executors: max(a.Executors, s.serving.Executors),
+		DataNodes: max(a.DataNodes, s.serving.DataNodes)}
+}
+
+// decide is one reading of the autoscaler: the signals as Prometheus would return them, the
+// operator's Recommend, and the plan it leads to.
+func (s *sim) decide(now float64, c capacity) error {
+	at := epoch.Add(time.Duration(now) * time.Second)
+	base, err := plan.Compute(autoscale.Base(s.p, s.st), s.tiers)
+	if err != nil {
+		return err
+	}
+	safety := autoscale.BrokerSafety{}
+	if s.pending[0] != nil {
+		safety = autoscale.BrokerSafety{Reason: "RebalanceRunning", Message: "Cruise Control is moving partitions"}
+	}
+	pol := autoscale.NewPolicy(s.p, base, safety, now >= s.sparkDownUntil)
+	before := autoscale.Base(s.p, s.st).Spec.Spark.Memory
+	d := autoscale.Recommend(autoscale.NewState(s.p, s.applied, s.st), s.observe(int(now), at), pol, at)
+	s.st = &d.Status
+	for _, ch := range d.Changes {
+		s.res.Decisions = append(s.res.Decisions, Decision{Seconds: now, AutoscalingDecision: ch})
+		s.count(now, ch)
+	}
+	next, err := plan.Compute(autoscale.Apply(s.p, s.st), s.tiers)
+	if err != nil {
+		return err
+	}
+	from, to := countsOf(s.applied), countsOf(next)
+	s.applied = next
+	if to.Brokers != from.Brokers {
+		s.pending[0] = s.brokerChange(now, to.Brokers, c)
+	}
+	after := autoscale.Base(s.p, s.st).Spec.Spark.Memory
+	memoryMoved := after.PageCachePercent != before.PageCachePercent || after.OffHeapPercent != before.OffHeapPercent
+	if to.Executors != from.Executors || memoryMoved {
+		// Any change of the SparkApplication resubmits the job.
+		s.sparkDownUntil = now + s.delays.SparkResubmit.Seconds()
+		s.pending[1] = &change{to: to.Executors, at: s.sparkDownUntil}
+	}
+	if to.DataNodes != from.DataNodes {
+		wait := s.delays.DataNodeStart
+		if to.DataNodes < s.serving.DataNodes {
+			wait = s.delays.DataNodeDrain
+		}
+		s.pending[2] = &change{to: to.DataNodes, at: now + wait.Seconds()}
+	}
+	return nil
+}
+
+// count tallies a scale action and whether it reverses the resource's previous one inside the
+// stabilisation window.
+func (s *sim) count(now float64, ch v1alpha1.AutoscalingDecision) {
+	r := s.res.resource(ch.Resource)
+	if r == nil || (ch.Action != v1alpha1.ActionScaleUp && ch.Action != v1alpha1.ActionScaleDown) {
+		return
+	}
+	i := map[string]int{v1alpha1.ResourceBrokers: 0, v1alpha1.ResourceExecutors: 1, v1alpha1.ResourceElasticsearchDataNodes: 2}[ch.Resource]
+	up := ch.Action == v1alpha1.ActionScaleUp
+	r.ScaleActions++
+	if l := s.last[i]; l.seen && l.up != up && now-l.at < s.stabilization {
+		r.Reversals++
+	}
+	s.last[i] = lastAction{up: up, at: now, seen: true}
+}
+
+// minRebalanceShare is the share of the sending brokers' links unthrottled moves get when the
+// links are full of traffic already: replica fetchers compete with clients for the link.
+const minRebalanceShare = 0.25
+
+// brokerChange is when brokers going from what serves now to `to` carry load: new brokers after
+// they start and Cruise Control has moved their share of the data onto them; leaving ones once
+// their data is moved off. Moves run at the throttle, else as fast as the links they cross
+// have room: the new brokers' links inbound, the others' outbound (at least minRebalanceShare).
+func (s *sim) brokerChange(now float64, to int32, c capacity) *change {
+	from := s.serving.Brokers
+	if to == from {
+		return nil
+	}
+	perBroker := c.brokerData * s.delays.BrokerDataFraction
+	tx, rx := s.flows.linkRates(int(now), s.rangeSec, s.p.Spec.Kafka.ReplicationFactor)
+	var moved, rate float64
+	start := 0.0
+	if to > from {
+		k := float64(to - from)
+		moved = perBroker * float64(from) * k / float64(to)
+		rate = math.Min(k*c.link, math.Max(float64(from)*c.link-tx, minRebalanceShare*float64(from)*c.link))
+		start = s.delays.BrokerStart.Seconds()
+	} else {
+		k := float64(from - to)
+		moved = perBroker * k
+		rate = math.Min(k*c.link, math.Max(float64(to)*c.link-rx, minRebalanceShare*float64(to)*c.link))
+	}
+	if s.delays.RebalanceBytesPerSecond > 0 {
+		rate = math.Min(rate, float64(s.delays.RebalanceBytesPerSecond))
+	}
+	took := 0.0
+	if rate > 0 {
+		took = moved / rate
+	}
+	return &change{to: to, moving: now + start, at: now + start + took}
+}
+
+// capacity is what the serving replicas carry at second now; while brokers join, Kafka's part
+// grows from what the brokers before carry to what all carry, with the share of the data moved.
+func (s *sim) capacity(now float64, bytes int64) (capacity, error) {
+	c, err := s.model.capacity(s.serving, bytes)
+	ch := s.pending[0]
+	if err != nil || ch == nil || ch.to <= s.serving.Brokers || now <= ch.moving {
+		return c, err
+	}
+	joined := s.serving
+	joined.Brokers = ch.to
+	all, err := s.model.capacity(joined, bytes)
+	if err != nil {
+		return c, err
+	}
+	moved := math.Min((now-ch.moving)/math.Max(ch.at-ch.moving, 1), 1)
+	c.kafka += (all.kafka - c.kafka) * moved
+	return c, nil
+}
+
+// observe returns the signals the autoscaler reads, as the default queries would see them:
+// rates over $range (four intervals), the lag's slope over the same range.
+func (s *sim) observe(t int, at time.Time) autoscale.Observations {
+	rng := min(s.rangeSec, t)
+	ingest, processed, inBytes, outBytes, lagThen := s.flows.over(t, rng)
+	r := float64(s.p.Spec.Kafka.ReplicationFactor)
+	sample := func(v float64) autoscale.Sample { return autoscale.Sample{Value: v, Time: at} }
+	samples := map[autoscale.Signal]autoscale.Sample{
+		// Brokers receive from producers and from the other leaders' replication, and send to
+		// the job and to their followers (docs/planning.md, the bandwidth model).
+		autoscale.BrokerReceiveBytes:        sample(inBytes * r),
+		autoscale.BrokerTransmitBytes:       sample(outBytes + inBytes*(r-1)),
+		autoscale.UnderReplicatedPartitions: sample(0),
+		autoscale.IngestRate:                sample(ingest),
+		autoscale.ProcessingRate:            sample(processed),
+		autoscale.ConsumerLag:               sample(s.lag),
+		autoscale.ConsumerLagTrend:          sample((s.lag - lagThen) / float64(max(rng, 1))),
+		autoscale.ElasticsearchIndexingRate: sample(processed),
+	}
+	return autoscale.Observations{Samples: samples}
+}
