@@ -65,9 +65,12 @@ func (t Trace) CSV() []byte {
 		b.WriteString("seconds,messagesPerSecond\n")
 	}
 	for _, p := range t.Points {
-		if withBytes {
+		switch {
+		case withBytes && p.MessageBytes > 0:
 			fmt.Fprintf(&b, "%g,%g,%d\n", p.Seconds, p.MessagesPerSecond, p.MessageBytes)
-		} else {
+		case withBytes:
+			fmt.Fprintf(&b, "%g,%g,\n", p.Seconds, p.MessagesPerSecond)
+		default:
 			fmt.Fprintf(&b, "%g,%g\n", p.Seconds, p.MessagesPerSecond)
 		}
 	}

@@ -20,6 +20,13 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // pipeline's spec.autoscaling settings are used whether or not it is enabled there; its
 // declared workload stays the floor the autoscaler never scales below, as in the operator.
 func Run(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, delays Delays) (*Result, error) {
+	return run(p, tiers, tr, delays, nil)
+}
+
+// run is Run with a source of under-replicated partitions (nil: none), which tests use to check
+// the autoscaler's safety gate.
+func run(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, delays Delays,
+	underReplicated func(seconds float64) float64) (*Result, error) {
 	if err := delays.Validate(); err != nil {
 		return nil, err
 	}
@@ -34,7 +41,8 @@ func Run(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, 
 	if _, err := plan.Compute(p, tiers); err != nil {
 		return nil, err
 	}
-	s := &sim{p: p, tiers: tiers, trace: tr, delays: delays, model: newModel(p, tiers), res: &Result{}}
+	s := &sim{p: p, tiers: tiers, trace: tr, delays: delays, model: newModel(p, tiers), res: &Result{},
+		underReplicated: underReplicated}
 	if err := s.start(); err != nil {
 		return nil, err
 	}
@@ -68,6 +76,8 @@ type sim struct {
 	backlog, lag float64
 	flows        *flows
 	last         [3]lastAction
+
+	underReplicated func(seconds float64) float64
 }
 
 // change is a change of a resource's replicas on its way: it carries load from at on. Brokers
@@ -318,7 +328,7 @@ func (s *sim) observe(t int, at time.Time) autoscale.Observations {
 		// the job and to their followers (docs/planning.md, the bandwidth model).
 		autoscale.BrokerReceiveBytes:        sample(inBytes * r),
 		autoscale.BrokerTransmitBytes:       sample(outBytes + inBytes*(r-1)),
-		autoscale.UnderReplicatedPartitions: sample(0),
+		autoscale.UnderReplicatedPartitions: sample(s.urp(float64(t))),
 		autoscale.IngestRate:                sample(ingest),
 		autoscale.ProcessingRate:            sample(processed),
 		autoscale.ConsumerLag:               sample(s.lag),
@@ -326,4 +336,13 @@ func (s *sim) observe(t int, at time.Time) autoscale.Observations {
 		autoscale.ElasticsearchIndexingRate: sample(processed),
 	}
 	return autoscale.Observations{Samples: samples}
+}
+
+// urp is the under-replicated partitions at second t: none, as the bandwidth model keeps every
+// replica in sync, unless a test says otherwise.
+func (s *sim) urp(t float64) float64 {
+	if s.underReplicated == nil {
+		return 0
+	}
+	return s.underReplicated(t)
 }

@@ -1,0 +1,215 @@
+package simulate
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/plan"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const samples = "../../config/samples"
+
+// samplePipeline is the pipeline beside the sample traces, on the sample tiers.
+func samplePipeline(t testing.TB) (*v1alpha1.AnalyticsPipeline, []v1alpha1.StorageTier) {
+	t.Helper()
+	p := &v1alpha1.AnalyticsPipeline{}
+	read(t, filepath.Join(samples, "traces", "pipeline-autoscaled.yaml"), p)
+	var tiers []v1alpha1.StorageTier
+	for _, f := range []string{"storagetier-nvme-local.yaml", "storagetier-hdd-st1.yaml"} {
+		var tier v1alpha1.StorageTier
+		read(t, filepath.Join(samples, f), &tier)
+		tiers = append(tiers, tier)
+	}
+	return p, tiers
+}
+
+func read(t testing.TB, path string, into any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(b, into); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestSampleTracesAreCurrent: config/samples/traces holds what SampleTraces generates (make
+// traces rewrites them).
+func TestSampleTracesAreCurrent(t *testing.T) {
+	for name, tr := range SampleTraces() {
+		got, err := os.ReadFile(filepath.Join(samples, "traces", name+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, tr.CSV()) {
+			t.Errorf("config/samples/traces/%s.csv is stale: run `make traces`", name)
+		}
+	}
+}
+
+// TestGolden pins the whole result of a short trace: a change to the models, the delays or the
+// autoscaler shows here as a diff to review (go test ./internal/simulate -update).
+func TestGolden(t *testing.T) {
+	p, tiers := samplePipeline(t)
+	res, err := Run(p, tiers, SampleTraces()["flash-spike"], DefaultDelays())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "flash-spike.json.golden")
+	if *update {
+		if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(append(got, '\n'), want) {
+		t.Errorf("result differs from %s; review and rerun with -update:\n%s", golden, firstDiff(string(want), string(got)+"\n"))
+	}
+	// The JSON's names are a contract.
+	for _, key := range []string{`"resources"`, `"brokers"`, `"executors"`, `"dataNodes"`, `"replicaSeconds"`,
+		`"staticPeakReplicaSeconds"`, `"scaleActions"`, `"reversals"`, `"min"`, `"max"`, `"secondsBelowDemand"`,
+		`"maxLagRecords"`, `"maxLagSeconds"`, `"durationSeconds"`, `"series"`, `"time"`, `"demand"`, `"capacity"`, `"replicas"`} {
+		if !bytes.Contains(got, []byte(key)) {
+			t.Errorf("the JSON has no %s", key)
+		}
+	}
+}
+
+func firstDiff(a, b string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(la) && i < len(lb); i++ {
+		if la[i] != lb[i] {
+			return fmt.Sprintf("line %d: want %s\n got %s", i+1, la[i], lb[i])
+		}
+	}
+	return "lengths differ"
+}
+
+// TestInvariants runs random traces: whatever the load, replicas stay within the spec's bounds
+// and above what the declared workload needs, no scale-down follows a scale-up of the same
+// resource inside the stabilisation window, and the figures are consistent. (A scale-up soon
+// after a scale-down is a reversal too, and the sample traces must have none, but on a load that
+// jumps every minute it is the autoscaler answering a real rise, which it must do at once.)
+func TestInvariants(t *testing.T) {
+	p, tiers := samplePipeline(t)
+	floor, err := plan.Compute(p, tiers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 12
+	if testing.Short() {
+		n = 3
+	}
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		tr := randomTrace(seed)
+		res, err := Run(p, tiers, tr, DefaultDelays())
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for _, x := range []struct {
+			name      string
+			r         ResourceResult
+			floor, hi int32
+			seen      func(Replicas) int32
+		}{
+			{"brokers", res.Resources.Brokers, floor.Brokers, p.Spec.Kafka.Brokers.Max, func(r Replicas) int32 { return r.Brokers }},
+			{"executors", res.Resources.Executors, floor.Executors, p.Spec.Spark.Executors.Max, func(r Replicas) int32 { return r.Executors }},
+			{"dataNodes", res.Resources.DataNodes, floor.ElasticsearchDataNodes, p.Spec.Elasticsearch.DataNodes.Max, func(r Replicas) int32 { return r.DataNodes }},
+		} {
+			if x.r.Min < x.floor || x.r.Max > x.hi {
+				t.Errorf("seed %d: %s asked for %d..%d, outside %d..%d", seed, x.name, x.r.Min, x.r.Max, x.floor, x.hi)
+			}
+			if lo, hi := float64(x.floor)*res.DurationSeconds, float64(x.hi)*res.DurationSeconds; x.r.ReplicaSeconds < lo || x.r.ReplicaSeconds > hi {
+				t.Errorf("seed %d: %s replica-seconds %g outside %g..%g", seed, x.name, x.r.ReplicaSeconds, lo, hi)
+			}
+			for _, s := range res.Series {
+				if v := x.seen(s.Replicas); v < x.floor || v > x.hi {
+					t.Fatalf("seed %d: %s at %gs: %d replicas, outside %d..%d", seed, x.name, s.Time, v, x.floor, x.hi)
+				}
+			}
+		}
+		window := float64(p.Spec.Autoscaling.ScaleDownStabilizationSeconds)
+		lastUp := map[string]float64{}
+		for _, d := range res.Decisions {
+			switch d.Action {
+			case v1alpha1.ActionScaleUp:
+				lastUp[d.Resource] = d.Seconds
+			case v1alpha1.ActionScaleDown:
+				if at, ok := lastUp[d.Resource]; ok && d.Seconds-at < window {
+					t.Errorf("seed %d: %s scaled down at %gs, %gs after scaling up", seed, d.Resource, d.Seconds, d.Seconds-at)
+				}
+			}
+		}
+		if res.SecondsBelowDemand < 0 || res.SecondsBelowDemand > res.DurationSeconds || res.MaxLagRecords < 0 {
+			t.Errorf("seed %d: below demand %gs of %gs, lag %g", seed, res.SecondsBelowDemand, res.DurationSeconds, res.MaxLagRecords)
+		}
+		if res.MaxLagRecords == 0 && res.SecondsBelowDemand > 1 {
+			t.Errorf("seed %d: %gs below demand but never a lag", seed, res.SecondsBelowDemand)
+		}
+	}
+}
+
+// randomTrace is two hours of loads between 1,000 and 30,000 records/s, changing every 1 to 20
+// minutes.
+func randomTrace(seed uint64) Trace {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	tr := Trace{}
+	for s := 0.0; s < 7200; s += float64(60 * (1 + rng.IntN(20))) {
+		tr.Points = append(tr.Points, Point{Seconds: s, MessagesPerSecond: float64(1000 + rng.IntN(29000))})
+	}
+	tr.Points = append(tr.Points, Point{Seconds: 7200, MessagesPerSecond: 0})
+	return tr
+}
+
+// TestNoBrokerScaleDownWhileUnderReplicated: the load drops, but partitions are under-replicated
+// throughout: brokers never leave, and the autoscaler says why.
+func TestNoBrokerScaleDownWhileUnderReplicated(t *testing.T) {
+	p, tiers := samplePipeline(t)
+	tr := Trace{Points: []Point{{0, 20000, 0}, {1800, 5000, 0}, {7200, 5000, 0}}}
+	free, err := Run(p, tiers, tr, DefaultDelays())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasDecision(free, v1alpha1.ResourceBrokers, v1alpha1.ActionScaleDown) {
+		t.Fatalf("without under-replication the brokers should leave (else this test proves nothing): %+v", free.Decisions)
+	}
+	held, err := run(p, tiers, tr, DefaultDelays(), func(float64) float64 { return 3 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasDecision(held, v1alpha1.ResourceBrokers, v1alpha1.ActionScaleDown) {
+		t.Errorf("brokers scaled down while partitions were under-replicated: %+v", held.Decisions)
+	}
+	if !hasDecision(held, v1alpha1.ResourceBrokers, v1alpha1.ActionBlocked) {
+		t.Errorf("no Blocked decision says why the brokers stay: %+v", held.Decisions)
+	}
+}
+
+func hasDecision(r *Result, resource, action string) bool {
+	for _, d := range r.Decisions {
+		if d.Resource == resource && d.Action == action {
+			return true
+		}
+	}
+	return false
+}
