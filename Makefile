@@ -88,6 +88,14 @@ bench: ## Run the benchmarks: the planner's, and N pipelines against a real cont
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
 	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" $(GO) test -run '^$$' -bench Scale -benchtime 1x -timeout 60m ./controllers/
 
+.PHONY: simulate-bench
+simulate-bench: ## Replay the sample traces through the autoscaler and print each table against its targets (docs/simulate.md).
+	$(GO) test -run '^$$' -bench SampleTraces -benchtime 1x -v ./internal/simulate/ | grep -v '^\s*$$'
+
+.PHONY: traces
+traces: ## Regenerate the sample load traces in config/samples/traces.
+	$(GO) run ./hack/gen-traces
+
 .PHONY: verify
 verify: ## Fail when generated files are stale or the tree is not gofmt-formatted.
 	$(MAKE) --no-print-directory manifests generate
