@@ -188,7 +188,7 @@ func TestErrors(t *testing.T) {
 		{"unknown flag", func(t *testing.T) []string { return []string{"plan", "-x"} }, cli.ExitUsage, []string{"flag provided but not defined: -x"}},
 		{"stray argument", func(t *testing.T) []string { return []string{"plan", "-f", "a.yaml", "b.yaml"} }, cli.ExitUsage, []string{`unexpected argument "b.yaml"`}},
 		{"no command", func(t *testing.T) []string { return nil }, cli.ExitUsage, []string{"Usage:"}},
-		{"unknown command", func(t *testing.T) []string { return []string{"simulate"} }, cli.ExitUsage, []string{`unknown command "simulate"`}},
+		{"unknown command", func(t *testing.T) []string { return []string{"optimise"} }, cli.ExitUsage, []string{`unknown command "optimise"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
