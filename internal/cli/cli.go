@@ -6,7 +6,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -88,22 +87,8 @@ Exit status: 0 with a plan (even one that names a bottleneck), 1 on invalid inpu
 2 on a bad command line.
 `)
 	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
-	}
-	switch {
-	case fl.NArg() > 0:
-		fmt.Fprintf(stderr, "strata plan: unexpected argument %q (files go after -f)\n", fl.Arg(0))
-		return ExitUsage
-	case len(in) == 0:
-		fmt.Fprintln(stderr, "strata plan: -f FILE is required")
-		return ExitUsage
-	case *output != "table" && *output != "json":
-		fmt.Fprintf(stderr, "strata plan: -o must be table or json, not %q\n", *output)
-		return ExitUsage
+	if code, done := parseCommand("plan", fl, args, &in, output, stderr); done {
+		return code
 	}
 
 	input, err := load(ctx, in, stdin)
@@ -122,13 +107,8 @@ Exit status: 0 with a plan (even one that names a bottleneck), 1 on invalid inpu
 	}
 
 	if *output == "json" {
-		b, err := json.MarshalIndent(p, "", "  ")
-		if err != nil {
+		if err := printJSON(stdout, p); err != nil {
 			fmt.Fprintf(stderr, "strata plan: %v\n", err)
-			return ExitError
-		}
-		_, err = fmt.Fprintf(stdout, "%s\n", b)
-		if err != nil {
 			return ExitError
 		}
 		return ExitOK

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,24 +40,11 @@ func runSimulate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprint(stderr, simulateUsage)
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, done := parseCommand("simulate", fl, args, &in, output, stderr); done {
+		return code
 	}
-	switch {
-	case fl.NArg() > 0:
-		fmt.Fprintf(stderr, "strata simulate: unexpected argument %q (files go after -f)\n", fl.Arg(0))
-		return ExitUsage
-	case len(in) == 0:
-		fmt.Fprintln(stderr, "strata simulate: -f FILE is required")
-		return ExitUsage
-	case *tracePath == "":
+	if *tracePath == "" {
 		fmt.Fprintln(stderr, "strata simulate: --trace FILE is required")
-		return ExitUsage
-	case *output != "table" && *output != "json":
-		fmt.Fprintf(stderr, "strata simulate: -o must be table or json, not %q\n", *output)
 		return ExitUsage
 	}
 	fail := func(err error) int {
@@ -88,12 +73,8 @@ func runSimulate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		}
 	}
 	if *output == "json" {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
+		if err := printJSON(stdout, res); err != nil {
 			return fail(err)
-		}
-		if _, err := fmt.Fprintf(stdout, "%s\n", b); err != nil {
-			return ExitError
 		}
 		return ExitOK
 	}
