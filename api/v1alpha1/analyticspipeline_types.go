@@ -8,6 +8,7 @@ import (
 // AnalyticsPipelineSpec describes a streaming pipeline — Kafka (Strimzi) feeding a Spark job
 // (Spark operator) that writes into Elasticsearch (ECK) — with the load it must carry, the memory
 // budget of its executors and the storage tiers its data may use.
+// +kubebuilder:validation:XValidation:rule="(has(self.kafka.topic) && has(self.kafka.topic.partitions) && self.kafka.topic.partitions > 0) || self.spark.executors.max * (has(self.spark.executors.cores) ? self.spark.executors.cores : 1) <= 10000",message="automatic partitions (spec.spark.executors.max × spec.spark.executors.cores) would exceed 10000, the most Strata chooses by itself; set spec.kafka.topic.partitions (up to 100000) or lower spec.spark.executors.max",fieldPath=".kafka.topic.partitions"
 type AnalyticsPipelineSpec struct {
 	// workload is the load the pipeline must sustain.
 	Workload WorkloadSpec `json:"workload"`
@@ -59,7 +60,8 @@ type WorkloadSpec struct {
 // NetworkSpec describes each node's network link.
 type NetworkSpec struct {
 	// linkBitsPerSecond is each node's link speed in bits per second (for example 1G or 10G).
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.network.linkBitsPerSecond must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e12 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1600G'))",message="spec.network.linkBitsPerSecond must be greater than 0 and at most 1600G (1.6 Tbit/s, the fastest Ethernet rate standardised)"
 	LinkBitsPerSecond resource.Quantity `json:"linkBitsPerSecond"`
 	// efficiencyPercent is the usable share of the link after protocol overhead (1..100).
 	// +kubebuilder:validation:Minimum=1
@@ -96,7 +98,8 @@ type StorageRef struct {
 	// +kubebuilder:validation:MaxLength=253
 	Tier string `json:"tier"`
 	// size is the volume size of each replica (each broker or each data node).
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="size must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() >= 1e9 && quantity(string(self)).asApproximateFloat() <= 2e15 && !quantity(string(self)).isLessThan(quantity('1Gi')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="size must be at least 1Gi (one Kafka log segment is 1 GiB) and at most 1Pi"
 	Size resource.Quantity `json:"size"`
 }
 
@@ -104,8 +107,9 @@ type StorageRef struct {
 // +kubebuilder:validation:XValidation:rule="self.replicationFactor <= self.brokers.max",message="spec.kafka.replicationFactor must not exceed spec.kafka.brokers.max"
 type KafkaSpec struct {
 	// version is the Kafka version Strimzi runs.
+	// Strata accepts the versions Strimzi 1.2.0 supports (KafkaVersions in bounds.go).
 	// +kubebuilder:default="4.2.0"
-	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+$`
+	// +kubebuilder:validation:Enum="4.2.0";"4.2.1";"4.3.0";"4.3.1"
 	// +optional
 	Version string `json:"version,omitempty"`
 	// replicationFactor is the topic's replication factor (1..5). min.insync.replicas is set to
@@ -122,7 +126,8 @@ type KafkaSpec struct {
 	// rackTopologyKey is the node label that names failure domains; replicas are spread over it.
 	// +kubebuilder:default="kubernetes.io/hostname"
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=316
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
 	// +optional
 	RackTopologyKey string `json:"rackTopologyKey,omitempty"`
 	// topic is the topic the producers write and the Spark job reads.
@@ -148,17 +153,23 @@ type TopicSpec struct {
 
 // SparkSpec configures the Spark job.
 type SparkSpec struct {
-	// image is the container image of the Spark job.
+	// image is the container image of the Spark job, a reference docker would pull
+	// (registry/name:tag or @digest).
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[(?:[a-fA-F0-9:]+)\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\w][\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$`
 	Image string `json:"image"`
 	// mainApplicationFile is the job's jar or script, e.g. local:///opt/app/job.jar.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
 	MainApplicationFile string `json:"mainApplicationFile"`
 	// mainClass is the job's main class (JVM jobs).
+	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	MainClass string `json:"mainClass,omitempty"`
 	// sparkVersion is the Spark version of the image.
 	// +kubebuilder:default="4.0.1"
+	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	SparkVersion string `json:"sparkVersion,omitempty"`
 	// executors bounds the executor count and sets each executor's cores.
@@ -174,13 +185,20 @@ type SparkSpec struct {
 	Shuffle ShuffleSpec `json:"shuffle"`
 	// serviceAccountName is the driver's service account; it needs the rights to create executor
 	// pods and their PersistentVolumeClaims.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
-	// arguments are passed to the main class.
+	// arguments are passed to the main class (at most 256, each at most 8192 characters).
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=8192
 	// +optional
 	Arguments []string `json:"arguments,omitempty"`
 	// sparkConf holds extra Spark settings. Settings the plan decides (memory, local dirs,
-	// Kafka and Elasticsearch endpoints) win over these.
+	// Kafka and Elasticsearch endpoints) win over these. At most 256 settings; keys of at most
+	// 256 characters, values of at most 8192.
+	// +kubebuilder:validation:MaxProperties=256
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 256 && size(self[k]) <= 8192)",message="spec.spark.sparkConf: keys must be at most 256 characters and values at most 8192"
 	// +optional
 	SparkConf map[string]string `json:"sparkConf,omitempty"`
 }
@@ -205,13 +223,14 @@ type ExecutorsSpec struct {
 }
 
 // MemorySpec is an executor pod's memory budget: heap + off-heap + overhead + page cache.
-// +kubebuilder:validation:XValidation:rule="!quantity(string(self.minHeap)).isLessThan(quantity('450Mi'))",message="spec.spark.memory.minHeap must be at least 450Mi: Spark refuses to start an executor with a smaller heap"
-// +kubebuilder:validation:XValidation:rule="quantity(string(self.minHeap)).isLessThan(quantity(string(self.budget)))",message="spec.spark.memory.minHeap must be less than spec.spark.memory.budget"
-// +kubebuilder:validation:XValidation:rule="quantity(string(self.budget)).isGreaterThan(quantity('512Mi')) && quantity(string(self.budget)).isLessThan(quantity('4Ti'))",message="spec.spark.memory.budget must be more than 512Mi and less than 4Ti"
-// +kubebuilder:validation:XValidation:rule="!quantity(string(self.budget)).isGreaterThan(quantity('512Mi')) || !quantity(string(self.budget)).isLessThan(quantity('4Ti')) || !quantity(string(self.minHeap)).isLessThan(quantity(string(self.budget))) || ((quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) - ((quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) / 11 > 402653184 ? (quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) / 11 : 402653184)) * (100 - self.offHeapPercent) / 100 >= quantity(string(self.minHeap)).asInteger()",message="spec.spark.memory: pageCachePercent and offHeapPercent leave no room for minHeap in budget after the native overhead"
+// +kubebuilder:validation:XValidation:rule="quantity(string(self.minHeap)).asApproximateFloat() > 1e16 || (quantity(string(self.minHeap)).asApproximateFloat() >= 1e8 && !quantity(string(self.minHeap)).isLessThan(quantity('450Mi')))",message="spec.spark.memory.minHeap must be at least 450Mi: Spark refuses to start an executor with a smaller heap"
+// +kubebuilder:validation:XValidation:rule="(quantity(string(self.minHeap)).asApproximateFloat() < 1.0 || quantity(string(self.minHeap)).asApproximateFloat() > 1e16 || quantity(string(self.budget)).asApproximateFloat() < 1.0 || quantity(string(self.budget)).asApproximateFloat() > 1e16) ? quantity(string(self.minHeap)).asApproximateFloat() < quantity(string(self.budget)).asApproximateFloat() : quantity(string(self.minHeap)).isLessThan(quantity(string(self.budget)))",message="spec.spark.memory.minHeap must be less than spec.spark.memory.budget"
+// +kubebuilder:validation:XValidation:rule="quantity(string(self.budget)).asApproximateFloat() > 5e8 && quantity(string(self.budget)).asApproximateFloat() < 5e12 && quantity(string(self.budget)).isGreaterThan(quantity('512Mi')) && quantity(string(self.budget)).isLessThan(quantity('4Ti'))",message="spec.spark.memory.budget must be more than 512Mi and less than 4Ti"
+// +kubebuilder:validation:XValidation:rule="!(quantity(string(self.budget)).asApproximateFloat() > 5e8 && quantity(string(self.budget)).asApproximateFloat() < 5e12 && quantity(string(self.minHeap)).asApproximateFloat() >= 1.0 && quantity(string(self.minHeap)).asApproximateFloat() < 5e12) || !quantity(string(self.budget)).isGreaterThan(quantity('512Mi')) || !quantity(string(self.budget)).isLessThan(quantity('4Ti')) || !quantity(string(self.minHeap)).isLessThan(quantity(string(self.budget))) || ((quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) - ((quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) / 11 > 402653184 ? (quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) / 11 : 402653184)) * (100 - self.offHeapPercent) / 100 >= quantity(string(self.minHeap)).asInteger()",message="spec.spark.memory: pageCachePercent and offHeapPercent leave no room for minHeap in budget after the native overhead"
 type MemorySpec struct {
 	// budget is the executor pod's whole memory: heap + off-heap + overhead + page cache. The
 	// page cache an executor's shuffle files use is charged to its pod, so it must fit here.
+	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
 	Budget resource.Quantity `json:"budget"`
 	// offHeapPercent is the share of Spark memory (heap + off-heap) placed off-heap (0..90).
 	// Off-heap memory returns to the OS when freed, so the page cache can grow into it.
@@ -228,6 +247,7 @@ type MemorySpec struct {
 	PageCachePercent int32 `json:"pageCachePercent"`
 	// minHeap is the smallest heap the job may get.
 	// +kubebuilder:default="1Gi"
+	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
 	// +optional
 	MinHeap *resource.Quantity `json:"minHeap,omitempty"`
 }
@@ -239,7 +259,8 @@ type ShuffleSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	SpillTier string `json:"spillTier"`
 	// spillSize is each executor's spill volume size.
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.spark.shuffle.spillSize must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() >= 1e9 && quantity(string(self)).asApproximateFloat() <= 2e15 && !quantity(string(self)).isLessThan(quantity('1Gi')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="spec.spark.shuffle.spillSize must be at least 1Gi and at most 1Pi"
 	SpillSize resource.Quantity `json:"spillSize"`
 	// dataTier holds final shuffle data files, written once and read a few times; empty means
 	// spillTier.
@@ -247,7 +268,8 @@ type ShuffleSpec struct {
 	// +optional
 	DataTier string `json:"dataTier,omitempty"`
 	// dataSize is each executor's shuffle data volume size; empty means spillSize.
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.spark.shuffle.dataSize must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() >= 1e9 && quantity(string(self)).asApproximateFloat() <= 2e15 && !quantity(string(self)).isLessThan(quantity('1Gi')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="spec.spark.shuffle.dataSize must be at least 1Gi and at most 1Pi"
 	// +optional
 	DataSize *resource.Quantity `json:"dataSize,omitempty"`
 	// pluginJar is where the driver and the executors get Strata's tiered shuffle plugin
@@ -265,6 +287,7 @@ type ShuffleSpec struct {
 type ElasticsearchSpec struct {
 	// version is the Elasticsearch version ECK runs.
 	// +kubebuilder:default="8.19.0"
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+$`
 	// +optional
 	Version string `json:"version,omitempty"`

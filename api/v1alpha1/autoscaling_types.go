@@ -13,7 +13,9 @@ type AutoscalingSpec struct {
 	Enabled bool `json:"enabled"`
 	// prometheusURL is the Prometheus HTTP API the autoscaler queries.
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self == '' || (isURL(self) && (url(self).getScheme() == 'http' || url(self).getScheme() == 'https'))",message="spec.autoscaling.prometheusURL must be an http or https URL"
+	// It must parse, use http or https, name a host, and carry no user:password (a URL is
+	// printed in messages and logs; which hosts are allowed is the operator's access policy).
+	// +kubebuilder:validation:XValidation:rule="self == '' || (isURL(self) && (url(self).getScheme() == 'http' || url(self).getScheme() == 'https') && url(self).getHostname() != '' && !self.matches('^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@'))",message="spec.autoscaling.prometheusURL must be an http or https URL with a host and without user:password"
 	// +optional
 	PrometheusURL string `json:"prometheusURL,omitempty"`
 	// intervalSeconds is how often metrics are read and a decision is made.

@@ -32,16 +32,19 @@ type StorageTierSpec struct {
 
 	// readBytesPerSecond is the sustained sequential read bandwidth of one volume, in bytes per
 	// second (for example 800M).
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.readBytesPerSecond must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e12 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1T'))",message="spec.readBytesPerSecond must be greater than 0 and at most 1T (1 TB/s)"
 	ReadBytesPerSecond resource.Quantity `json:"readBytesPerSecond"`
 
 	// writeBytesPerSecond is the sustained sequential write bandwidth of one volume, in bytes per
 	// second. The planner checks each Kafka broker's disk write rate against it.
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.writeBytesPerSecond must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e12 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1T'))",message="spec.writeBytesPerSecond must be greater than 0 and at most 1T (1 TB/s)"
 	WriteBytesPerSecond resource.Quantity `json:"writeBytesPerSecond"`
 
 	// monthlyPricePerGiB is the price of one GiB for a month, as a decimal string in currency
 	// units (for example "0.216"). Strings, not floats, so that money is never rounded.
+	// +kubebuilder:validation:MaxLength=16
 	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$`
 	MonthlyPricePerGiB string `json:"monthlyPricePerGiB"`
 
@@ -56,6 +59,9 @@ type StorageTierSpec struct {
 // LocalStorage says where a local tier's disks are mounted.
 type LocalStorage struct {
 	// nodeSelector selects the nodes that have this tier's disks mounted at every path.
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="spec.local.nodeSelector.matchExpressions: operator must be In, NotIn, Exists or DoesNotExist"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, !(e.operator in ['In', 'NotIn']) || (has(e.values) && size(e.values) > 0))",message="spec.local.nodeSelector.matchExpressions: In and NotIn need values"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, !(e.operator in ['Exists', 'DoesNotExist']) || !has(e.values) || size(e.values) == 0)",message="spec.local.nodeSelector.matchExpressions: Exists and DoesNotExist take no values"
 	NodeSelector metav1.LabelSelector `json:"nodeSelector"`
 
 	// paths are the mount points of the tier's disks on each selected node; each becomes one
@@ -68,7 +74,8 @@ type LocalStorage struct {
 	Paths []string `json:"paths"`
 
 	// capacityPerPath is the capacity of the disk at each path.
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.local.capacityPerPath must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e15 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="spec.local.capacityPerPath must be greater than 0 and at most 1Pi"
 	CapacityPerPath resource.Quantity `json:"capacityPerPath"`
 }
 

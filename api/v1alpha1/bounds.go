@@ -1,0 +1,62 @@
+package v1alpha1
+
+// Bounds that admission and the planner share. The kubebuilder markers cannot refer to Go
+// constants, so the markers repeat these strings; bounds_test.go holds every generated CRD
+// field and rule to them.
+
+// QuantityPattern bounds the text of every quantity field before any CEL rule reads it: at most
+// 31 integer and 30 fraction digits, and a decimal exponent of at most two digits. Any quantity
+// it admits is below 10^130 and expands to at most ~130 digits, so the CEL quantity functions
+// (which expand a quantity to its full digits when they compare it) finish in microseconds.
+// Without it "1e99999999" is a valid Quantity that cost the API server 95 s of CPU per write.
+// The planner (internal/plan/units.go, maxDigits) refuses the same long mantissas; the field
+// caps below then bound the values themselves.
+//
+// Every CEL rule that calls quantity() on a field starts with
+// `!string(self).matches(QuantityPattern) || ...`: an OpenAPI pattern failure does not stop
+// the API server from running the CEL rules (only Required, TooLong, TooMany, NotSupported and
+// type errors do: apiextensions-apiserver pkg/registry/customresource/strategy.go,
+// hasBlockingErr), so each rule checks the pattern itself, short-circuits, and leaves the
+// message to the pattern's.
+const QuantityPattern = `^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$`
+
+// QuantityMaxLength is the longest quantity text (a TooLong error does stop the CEL rules).
+const QuantityMaxLength = 64
+
+// Caps on quantities, documented in docs/admission.md.
+const (
+	// MaxLinkBitsPerSecond is the fastest link a node may declare: 1.6 Tbit/s, the fastest
+	// Ethernet rate standardised (IEEE 802.3dj).
+	MaxLinkBitsPerSecond = "1600G"
+	// MinVolumeSize is the smallest Kafka log, Elasticsearch data, spill or shuffle data volume:
+	// below 1Gi a broker's log segments (1 GiB by default, Kafka's log.segment.bytes) do not fit.
+	MinVolumeSize = "1Gi"
+	// MaxVolumeSize is the largest volume and local disk size accepted.
+	MaxVolumeSize = "1Pi"
+	// MaxTierBytesPerSecond caps a tier's declared bandwidth: 1 TB/s, far above any one volume.
+	MaxTierBytesPerSecond = "1T"
+	// MaxAutoPartitions caps the partition count Strata chooses by itself (executors.max ×
+	// cores): Kafka's own guidance is a few thousand partitions per broker, and every partition
+	// costs open files and controller work. Set spec.kafka.topic.partitions (up to 100,000) to
+	// go beyond.
+	MaxAutoPartitions = 10000
+)
+
+// KafkaVersions are the Kafka versions Strimzi 1.2.0 supports: the entries with
+// `supported: true` in strimzi/strimzi-kafka-operator, tag 1.2.0, kafka-versions.yaml. The
+// enum on spec.kafka.version repeats them (bounds_test.go checks).
+var KafkaVersions = []string{"4.2.0", "4.2.1", "4.3.0", "4.3.1"}
+
+// DefaultKafkaVersion is spec.kafka.version's default.
+const DefaultKafkaVersion = "4.2.0"
+
+// ImagePattern is github.com/distribution/reference's ReferenceRegexp (v0.6.0), the grammar
+// docker and containerd parse image references with; bounds_test.go checks that the two agree.
+// The planner also parses the image with that library, which checks the lengths a regular
+// expression cannot.
+const ImagePattern = `^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[(?:[a-fA-F0-9:]+)\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\w][\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$`
+
+// LabelKeyPattern is a Kubernetes qualified name (a label key): an optional DNS-subdomain prefix
+// and a slash, then a name of at most 63 characters (k8s.io/apimachinery
+// pkg/util/validation.IsQualifiedName).
+const LabelKeyPattern = `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
