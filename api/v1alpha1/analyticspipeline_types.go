@@ -60,8 +60,7 @@ type WorkloadSpec struct {
 // NetworkSpec describes each node's network link.
 type NetworkSpec struct {
 	// linkBitsPerSecond is each node's link speed in bits per second (for example 1G or 10G).
-	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e12 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1600G'))",message="spec.network.linkBitsPerSecond must be greater than 0 and at most 1600G (1.6 Tbit/s, the fastest Ethernet rate standardised)"
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e12 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1600G'))",message="spec.network.linkBitsPerSecond must be greater than 0 and at most 1600G (1.6 Tbit/s, the fastest Ethernet rate standardised), written without a negative exponent"
 	LinkBitsPerSecond resource.Quantity `json:"linkBitsPerSecond"`
 	// efficiencyPercent is the usable share of the link after protocol overhead (1..100).
 	// +kubebuilder:validation:Minimum=1
@@ -98,8 +97,7 @@ type StorageRef struct {
 	// +kubebuilder:validation:MaxLength=253
 	Tier string `json:"tier"`
 	// size is the volume size of each replica (each broker or each data node).
-	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() >= 1e9 && quantity(string(self)).asApproximateFloat() <= 2e15 && !quantity(string(self)).isLessThan(quantity('1Gi')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="size must be at least 1Gi (one Kafka log segment is 1 GiB) and at most 1Pi"
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() >= 1e9 && quantity(string(self)).asApproximateFloat() <= 2e15 && !quantity(string(self)).isLessThan(quantity('1Gi')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="size must be at least 1Gi (one Kafka log segment is 1 GiB) and at most 1Pi, written without a negative exponent"
 	Size resource.Quantity `json:"size"`
 }
 
@@ -223,14 +221,13 @@ type ExecutorsSpec struct {
 }
 
 // MemorySpec is an executor pod's memory budget: heap + off-heap + overhead + page cache.
-// +kubebuilder:validation:XValidation:rule="quantity(string(self.minHeap)).asApproximateFloat() > 1e16 || (quantity(string(self.minHeap)).asApproximateFloat() >= 1e8 && !quantity(string(self.minHeap)).isLessThan(quantity('450Mi')))",message="spec.spark.memory.minHeap must be at least 450Mi: Spark refuses to start an executor with a smaller heap"
-// +kubebuilder:validation:XValidation:rule="(quantity(string(self.minHeap)).asApproximateFloat() < 1.0 || quantity(string(self.minHeap)).asApproximateFloat() > 1e16 || quantity(string(self.budget)).asApproximateFloat() < 1.0 || quantity(string(self.budget)).asApproximateFloat() > 1e16) ? quantity(string(self.minHeap)).asApproximateFloat() < quantity(string(self.budget)).asApproximateFloat() : quantity(string(self.minHeap)).isLessThan(quantity(string(self.budget)))",message="spec.spark.memory.minHeap must be less than spec.spark.memory.budget"
-// +kubebuilder:validation:XValidation:rule="quantity(string(self.budget)).asApproximateFloat() > 5e8 && quantity(string(self.budget)).asApproximateFloat() < 5e12 && quantity(string(self.budget)).isGreaterThan(quantity('512Mi')) && quantity(string(self.budget)).isLessThan(quantity('4Ti'))",message="spec.spark.memory.budget must be more than 512Mi and less than 4Ti"
-// +kubebuilder:validation:XValidation:rule="!(quantity(string(self.budget)).asApproximateFloat() > 5e8 && quantity(string(self.budget)).asApproximateFloat() < 5e12 && quantity(string(self.minHeap)).asApproximateFloat() >= 1.0 && quantity(string(self.minHeap)).asApproximateFloat() < 5e12) || !quantity(string(self.budget)).isGreaterThan(quantity('512Mi')) || !quantity(string(self.budget)).isLessThan(quantity('4Ti')) || !quantity(string(self.minHeap)).isLessThan(quantity(string(self.budget))) || ((quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) - ((quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) / 11 > 402653184 ? (quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) / 11 : 402653184)) * (100 - self.offHeapPercent) / 100 >= quantity(string(self.minHeap)).asInteger()",message="spec.spark.memory: pageCachePercent and offHeapPercent leave no room for minHeap in budget after the native overhead"
+// +kubebuilder:validation:XValidation:rule="!string(self.budget).contains('e-') && !string(self.budget).contains('E-') && !string(self.minHeap).contains('e-') && !string(self.minHeap).contains('E-') && (quantity(string(self.minHeap)).asApproximateFloat() > 1e16 || (quantity(string(self.minHeap)).asApproximateFloat() >= 1e8 && !quantity(string(self.minHeap)).isLessThan(quantity('450Mi'))))",message="spec.spark.memory.minHeap must be at least 450Mi: Spark refuses to start an executor with a smaller heap"
+// +kubebuilder:validation:XValidation:rule="!string(self.budget).contains('e-') && !string(self.budget).contains('E-') && !string(self.minHeap).contains('e-') && !string(self.minHeap).contains('E-') && ((quantity(string(self.minHeap)).asApproximateFloat() < 1.0 || quantity(string(self.minHeap)).asApproximateFloat() > 1e16 || quantity(string(self.budget)).asApproximateFloat() < 1.0 || quantity(string(self.budget)).asApproximateFloat() > 1e16) ? quantity(string(self.minHeap)).asApproximateFloat() < quantity(string(self.budget)).asApproximateFloat() : quantity(string(self.minHeap)).isLessThan(quantity(string(self.budget))))",message="spec.spark.memory.minHeap must be less than spec.spark.memory.budget"
+// +kubebuilder:validation:XValidation:rule="!string(self.budget).contains('e-') && !string(self.budget).contains('E-') && !string(self.minHeap).contains('e-') && !string(self.minHeap).contains('E-') && (quantity(string(self.budget)).asApproximateFloat() > 5e8 && quantity(string(self.budget)).asApproximateFloat() < 5e12 && quantity(string(self.budget)).isGreaterThan(quantity('512Mi')) && quantity(string(self.budget)).isLessThan(quantity('4Ti')))",message="spec.spark.memory.budget must be more than 512Mi and less than 4Ti"
+// +kubebuilder:validation:XValidation:rule="!string(self.budget).contains('e-') && !string(self.budget).contains('E-') && !string(self.minHeap).contains('e-') && !string(self.minHeap).contains('E-') && (!(quantity(string(self.budget)).asApproximateFloat() > 536870912.0 && quantity(string(self.budget)).asApproximateFloat() < 4398046511104.0 && quantity(string(self.minHeap)).asApproximateFloat() < quantity(string(self.budget)).asApproximateFloat()) || ((quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) - ((quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) / 11 > 402653184 ? (quantity(string(self.budget)).asInteger() - quantity(string(self.budget)).asInteger() * self.pageCachePercent / 100) / 11 : 402653184)) * (100 - self.offHeapPercent) / 100 >= quantity(string(self.minHeap)).asInteger())",message="spec.spark.memory: pageCachePercent and offHeapPercent leave no room for minHeap in budget after the native overhead"
 type MemorySpec struct {
 	// budget is the executor pod's whole memory: heap + off-heap + overhead + page cache. The
 	// page cache an executor's shuffle files use is charged to its pod, so it must fit here.
-	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
 	Budget resource.Quantity `json:"budget"`
 	// offHeapPercent is the share of Spark memory (heap + off-heap) placed off-heap (0..90).
 	// Off-heap memory returns to the OS when freed, so the page cache can grow into it.
@@ -247,7 +244,6 @@ type MemorySpec struct {
 	PageCachePercent int32 `json:"pageCachePercent"`
 	// minHeap is the smallest heap the job may get.
 	// +kubebuilder:default="1Gi"
-	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
 	// +optional
 	MinHeap *resource.Quantity `json:"minHeap,omitempty"`
 }
@@ -259,8 +255,7 @@ type ShuffleSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	SpillTier string `json:"spillTier"`
 	// spillSize is each executor's spill volume size.
-	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() >= 1e9 && quantity(string(self)).asApproximateFloat() <= 2e15 && !quantity(string(self)).isLessThan(quantity('1Gi')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="spec.spark.shuffle.spillSize must be at least 1Gi and at most 1Pi"
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() >= 1e9 && quantity(string(self)).asApproximateFloat() <= 2e15 && !quantity(string(self)).isLessThan(quantity('1Gi')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="spec.spark.shuffle.spillSize must be at least 1Gi and at most 1Pi, written without a negative exponent"
 	SpillSize resource.Quantity `json:"spillSize"`
 	// dataTier holds final shuffle data files, written once and read a few times; empty means
 	// spillTier.
@@ -268,8 +263,7 @@ type ShuffleSpec struct {
 	// +optional
 	DataTier string `json:"dataTier,omitempty"`
 	// dataSize is each executor's shuffle data volume size; empty means spillSize.
-	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() >= 1e9 && quantity(string(self)).asApproximateFloat() <= 2e15 && !quantity(string(self)).isLessThan(quantity('1Gi')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="spec.spark.shuffle.dataSize must be at least 1Gi and at most 1Pi"
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() >= 1e9 && quantity(string(self)).asApproximateFloat() <= 2e15 && !quantity(string(self)).isLessThan(quantity('1Gi')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="spec.spark.shuffle.dataSize must be at least 1Gi and at most 1Pi, written without a negative exponent"
 	// +optional
 	DataSize *resource.Quantity `json:"dataSize,omitempty"`
 	// pluginJar is where the driver and the executors get Strata's tiered shuffle plugin

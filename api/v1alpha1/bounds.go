@@ -4,24 +4,24 @@ package v1alpha1
 // constants, so the markers repeat these strings; bounds_test.go holds every generated CRD
 // field and rule to them.
 
-// QuantityPattern bounds the text of every quantity field before any CEL rule reads it: at most
-// 31 integer and 30 fraction digits, and a decimal exponent of at most two digits. Any quantity
-// it admits is below 10^130 and expands to at most ~130 digits, so the CEL quantity functions
-// (which expand a quantity to its full digits when they compare it) finish in microseconds.
-// Without it "1e99999999" is a valid Quantity that cost the API server 95 s of CPU per write.
-// The planner (internal/plan/units.go, maxDigits) refuses the same long mantissas; the field
-// caps below then bound the values themselves.
-//
-// Every CEL rule that calls quantity() on a field starts with
-// `!string(self).matches(QuantityPattern) || ...`: an OpenAPI pattern failure does not stop
-// the API server from running the CEL rules (only Required, TooLong, TooMany, NotSupported and
-// type errors do: apiextensions-apiserver pkg/registry/customresource/strategy.go,
-// hasBlockingErr), so each rule checks the pattern itself, short-circuits, and leaves the
-// message to the pattern's.
-const QuantityPattern = `^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$`
-
-// QuantityMaxLength is the longest quantity text (a TooLong error does stop the CEL rules).
-const QuantityMaxLength = 64
+// Quantities and the API server's CEL rules. A Quantity keeps its decimal exponent as written,
+// so "1e99999999" and "1e-99999999" are valid Quantities of ten characters; the CEL quantity
+// library expands them to their full digits — parsing a negative exponent rounds the value to
+// nano precision (a division by 10^99999999), comparing a positive one rescales it — and on the
+// CRDs before issue 15 one such write cost the API server 95 s of CPU and 378 MB. An OpenAPI
+// pattern cannot stop it: a pattern failure does not keep the API server from running the CEL
+// rules (only Required, TooLong, TooMany, NotSupported and type errors do:
+// apiextensions-apiserver pkg/registry/customresource/strategy.go, hasBlockingErr), and
+// controller-gen puts no maxLength or pattern of ours on an int-or-string field. So every rule
+// that reads a quantity (bounds_test.go checks each):
+//   - first refuses a negative exponent with contains('e-')/contains('E-') — cheap, unlike
+//     matches(), whose estimated cost on an int-or-string (sized at the whole request) would
+//     exceed the API server's CEL budget;
+//   - then bounds the value by asApproximateFloat(), which never expands the digits (a huge
+//     exponent is +Inf), before any exact comparison.
+// The planner (internal/plan/units.go, checkMagnitude) refuses the same quantities for input
+// that never met an API server, and the CLI's offline admission (internal/schema) refuses
+// exponents of four digits or more before the rules run.
 
 // Caps on quantities, documented in docs/admission.md.
 const (

@@ -2,6 +2,7 @@ package v1alpha1_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -71,6 +72,66 @@ var invalidInputs = []invalid{
 	{"no local paths", "StorageTier", map[string]any{"spec.local.paths": []any{}}, "spec.local.paths"},
 	{"relative local path", "StorageTier", map[string]any{"spec.local.paths": []any{"mnt/nvme0"}}, "spec.local.paths: every path must be absolute"},
 	{"zero local capacity", "StorageTier", map[string]any{"spec.local.capacityPerPath": "0"}, "spec.local.capacityPerPath"},
+	// Issue 15: inputs the CRDs used to accept.
+	{"link of 1e30", "AnalyticsPipeline", map[string]any{"spec.network.linkBitsPerSecond": "1e30"}, "spec.network.linkBitsPerSecond"},
+	{"link above 1.6T", "AnalyticsPipeline", map[string]any{"spec.network.linkBitsPerSecond": "1601G"}, "spec.network.linkBitsPerSecond"},
+	{"Kafka volume of half a byte", "AnalyticsPipeline", map[string]any{"spec.kafka.storage.size": "0.5"}, "spec.kafka.storage.size"},
+	{"Kafka volume of 1m bytes", "AnalyticsPipeline", map[string]any{"spec.kafka.storage.size": "1m"}, "spec.kafka.storage.size"},
+	{"Kafka volume below 1Gi", "AnalyticsPipeline", map[string]any{"spec.kafka.storage.size": "1023Mi"}, "spec.kafka.storage.size"},
+	{"Kafka volume of 8Ei", "AnalyticsPipeline", map[string]any{"spec.kafka.storage.size": "8Ei"}, "spec.kafka.storage.size"},
+	{"Elasticsearch volume of 8Ei", "AnalyticsPipeline", map[string]any{"spec.elasticsearch.storage.size": "8Ei"}, "spec.elasticsearch.storage.size"},
+	{"spill volume of 8Ei", "AnalyticsPipeline", map[string]any{"spec.spark.shuffle.spillSize": "8Ei"}, "spec.spark.shuffle.spillSize"},
+	{"shuffle data volume of 1k", "AnalyticsPipeline", map[string]any{"spec.spark.shuffle.dataSize": "1k"}, "spec.spark.shuffle.dataSize"},
+	{"huge exponent link", "AnalyticsPipeline", map[string]any{"spec.network.linkBitsPerSecond": "1e99999999"}, "spec.network.linkBitsPerSecond"},
+	{"huge negative exponent link", "AnalyticsPipeline", map[string]any{"spec.network.linkBitsPerSecond": "1e-99999999"}, "spec.network.linkBitsPerSecond"},
+	{"huge exponent Kafka volume", "AnalyticsPipeline", map[string]any{"spec.kafka.storage.size": "1e99999999"}, "spec.kafka.storage.size"},
+	{"huge exponent Elasticsearch volume", "AnalyticsPipeline", map[string]any{"spec.elasticsearch.storage.size": "1e99999999"}, "spec.elasticsearch.storage.size"},
+	{"huge exponent spill volume", "AnalyticsPipeline", map[string]any{"spec.spark.shuffle.spillSize": "1e99999999"}, "spec.spark.shuffle.spillSize"},
+	{"huge exponent shuffle data volume", "AnalyticsPipeline", map[string]any{"spec.spark.shuffle.dataSize": "1e99999999"}, "spec.spark.shuffle.dataSize"},
+	{"huge exponent memory budget", "AnalyticsPipeline", map[string]any{"spec.spark.memory.budget": "1e99999999"}, "spec.spark.memory.budget"},
+	{"huge negative exponent memory budget", "AnalyticsPipeline", map[string]any{"spec.spark.memory.budget": "1e-99999999"}, "spec.spark.memory.budget"},
+	{"huge exponent minHeap", "AnalyticsPipeline", map[string]any{"spec.spark.memory.minHeap": "1e99999999"}, "spec.spark.memory.minHeap"},
+	{"zero with a huge exponent", "AnalyticsPipeline", map[string]any{"spec.spark.memory.minHeap": "0e-99999999"}, "spec.spark.memory.minHeap"},
+	{"automatic partitions above the cap", "AnalyticsPipeline", map[string]any{"spec.spark.executors.max": int64(10000), "spec.spark.executors.cores": int64(256)}, "spec.kafka.topic.partitions"},
+	{"rack key not a label key", "AnalyticsPipeline", map[string]any{"spec.kafka.rackTopologyKey": "not a label key!"}, "spec.kafka.rackTopologyKey"},
+	{"rack key name over 63", "AnalyticsPipeline", map[string]any{"spec.kafka.rackTopologyKey": "example.com/" + strings.Repeat("z", 64)}, "spec.kafka.rackTopologyKey"},
+	{"Kafka version Strimzi does not run", "AnalyticsPipeline", map[string]any{"spec.kafka.version": "99.99.99"}, "spec.kafka.version"},
+	{"garbage image", "AnalyticsPipeline", map[string]any{"spec.spark.image": "::not an image::"}, "spec.spark.image"},
+	{"image with upper case", "AnalyticsPipeline", map[string]any{"spec.spark.image": "Registry.example/Job:1"}, "spec.spark.image"},
+	{"Prometheus URL with user:password", "AnalyticsPipeline", map[string]any{"spec.autoscaling.prometheusURL": "http://user:secret@prometheus:9090"}, "spec.autoscaling.prometheusURL"},
+	{"Prometheus URL unparseable", "AnalyticsPipeline", map[string]any{"spec.autoscaling.prometheusURL": "http://[::1"}, "spec.autoscaling.prometheusURL"},
+	{"Prometheus URL without host", "AnalyticsPipeline", map[string]any{"spec.autoscaling.prometheusURL": "http:///api"}, "spec.autoscaling.prometheusURL"},
+	{"Prometheus URL file scheme", "AnalyticsPipeline", map[string]any{"spec.autoscaling.prometheusURL": "file:///etc/passwd"}, "spec.autoscaling.prometheusURL"},
+	{"sparkConf value too long", "AnalyticsPipeline", map[string]any{"spec.spark.sparkConf": map[string]any{"spark.x": strings.Repeat("x", 8193)}}, "spec.spark.sparkConf"},
+	{"sparkConf key too long", "AnalyticsPipeline", map[string]any{"spec.spark.sparkConf": map[string]any{strings.Repeat("k", 257): "v"}}, "spec.spark.sparkConf"},
+	{"too many sparkConf settings", "AnalyticsPipeline", map[string]any{"spec.spark.sparkConf": manySettings(257)}, "spec.spark.sparkConf"},
+	{"argument too long", "AnalyticsPipeline", map[string]any{"spec.spark.arguments": []any{strings.Repeat("a", 8193)}}, "spec.spark.arguments[0]"},
+	{"too many arguments", "AnalyticsPipeline", map[string]any{"spec.spark.arguments": manyArguments(257)}, "spec.spark.arguments"},
+	{"main class too long", "AnalyticsPipeline", map[string]any{"spec.spark.mainClass": strings.Repeat("c", 1025)}, "spec.spark.mainClass"},
+	{"bad service account", "AnalyticsPipeline", map[string]any{"spec.spark.serviceAccountName": "Driver SA"}, "spec.spark.serviceAccountName"},
+	{"huge exponent read bandwidth", "StorageTier", map[string]any{"spec.readBytesPerSecond": "1e99999999"}, "spec.readBytesPerSecond"},
+	{"write bandwidth above 1T", "StorageTier", map[string]any{"spec.writeBytesPerSecond": "2T"}, "spec.writeBytesPerSecond"},
+	{"local capacity above 1Pi", "StorageTier", map[string]any{"spec.local.capacityPerPath": "2Pi"}, "spec.local.capacityPerPath"},
+	{"huge exponent local capacity", "StorageTier", map[string]any{"spec.local.capacityPerPath": "9e99999999"}, "spec.local.capacityPerPath"},
+	{"selector operator unknown", "StorageTier", map[string]any{"spec.local.nodeSelector.matchExpressions": []any{map[string]any{"key": "disk", "operator": "Near", "values": []any{"nvme"}}}}, "spec.local.nodeSelector"},
+	{"selector In without values", "StorageTier", map[string]any{"spec.local.nodeSelector.matchExpressions": []any{map[string]any{"key": "disk", "operator": "In"}}}, "spec.local.nodeSelector"},
+	{"price too long", "StorageTier", map[string]any{"spec.monthlyPricePerGiB": strings.Repeat("1", 17)}, "spec.monthlyPricePerGiB"},
+}
+
+func manySettings(n int) map[string]any {
+	m := map[string]any{}
+	for i := range n {
+		m[fmt.Sprintf("spark.strata.test%d", i)] = "v"
+	}
+	return m
+}
+
+func manyArguments(n int) []any {
+	a := make([]any, n)
+	for i := range a {
+		a[i] = "arg"
+	}
+	return a
 }
 
 // TestInvalidRejected submits each invalid input (as a dry run) and checks that admission rejects

@@ -32,14 +32,12 @@ type StorageTierSpec struct {
 
 	// readBytesPerSecond is the sustained sequential read bandwidth of one volume, in bytes per
 	// second (for example 800M).
-	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e12 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1T'))",message="spec.readBytesPerSecond must be greater than 0 and at most 1T (1 TB/s)"
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e12 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1T'))",message="spec.readBytesPerSecond must be greater than 0 and at most 1T (1 TB/s), written without a negative exponent"
 	ReadBytesPerSecond resource.Quantity `json:"readBytesPerSecond"`
 
 	// writeBytesPerSecond is the sustained sequential write bandwidth of one volume, in bytes per
 	// second. The planner checks each Kafka broker's disk write rate against it.
-	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e12 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1T'))",message="spec.writeBytesPerSecond must be greater than 0 and at most 1T (1 TB/s)"
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e12 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1T'))",message="spec.writeBytesPerSecond must be greater than 0 and at most 1T (1 TB/s), written without a negative exponent"
 	WriteBytesPerSecond resource.Quantity `json:"writeBytesPerSecond"`
 
 	// monthlyPricePerGiB is the price of one GiB for a month, as a decimal string in currency
@@ -74,8 +72,7 @@ type LocalStorage struct {
 	Paths []string `json:"paths"`
 
 	// capacityPerPath is the capacity of the disk at each path.
-	// +kubebuilder:validation:XValidation:rule="string(self).matches('^[+-]?([0-9]{1,31}([.][0-9]{0,30})?|[.][0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$')",message="must be a quantity of at most 31 integer digits and 30 decimals, with a suffix (Ki..Ei, m, k..E) or an exponent of at most two digits, such as 10G, 1.5Ti or 25e9"
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e15 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="spec.local.capacityPerPath must be greater than 0 and at most 1Pi"
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e15 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="spec.local.capacityPerPath must be greater than 0 and at most 1Pi, written without a negative exponent"
 	CapacityPerPath resource.Quantity `json:"capacityPerPath"`
 }
 
