@@ -41,6 +41,37 @@ func TestInvalidInput(t *testing.T) {
 		{"spec.network.efficiencyPercent", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
 			p.Spec.Network.EfficiencyPercent = 101
 		}},
+		// Issue 15: the caps of api/v1alpha1/bounds.go.
+		{"spec.network.linkBitsPerSecond", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Network.LinkBitsPerSecond = q("1e30")
+		}},
+		{"spec.kafka.storage.size", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Kafka.Storage.Size = q("0.5")
+		}},
+		{"spec.kafka.storage.size", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Kafka.Storage.Size = q("8Ei")
+		}},
+		{"spec.elasticsearch.storage.size", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Elasticsearch.Storage.Size = q("1m")
+		}},
+		{"spec.spark.shuffle.spillSize", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Spark.Shuffle.SpillSize = q("2Pi")
+		}},
+		{"spec.kafka.topic.partitions", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Spark.Executors = v1alpha1.ExecutorsSpec{Min: 1, Max: 10000, Cores: 256}
+		}},
+		{"spec.kafka.rackTopologyKey", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Kafka.RackTopologyKey = "not a label key!"
+		}},
+		{"spec.kafka.version", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Kafka.Version = "99.99.99"
+		}},
+		{"spec.spark.image", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Spark.Image = "::garbage::"
+		}},
+		{"spec.writeBytesPerSecond", func(_ *v1alpha1.AnalyticsPipeline, ts []v1alpha1.StorageTier) {
+			ts[0].Spec.WriteBytesPerSecond = q("2T")
+		}},
 		{"spec.network.targetUtilizationPercent", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
 			p.Spec.Network.TargetUtilizationPercent = -3
 		}},

@@ -19,7 +19,7 @@ func apiExample() *v1alpha1.AnalyticsPipeline {
 			Workload: v1alpha1.WorkloadSpec{MessagesPerSecond: 10000, MessageBytes: 9028, Producers: 2},
 			Network:  v1alpha1.NetworkSpec{LinkBitsPerSecond: q("1G"), EfficiencyPercent: 90, TargetUtilizationPercent: 80},
 			Kafka: v1alpha1.KafkaSpec{
-				Version:           "4.1.0",
+				Version:           "4.2.0",
 				ReplicationFactor: 2,
 				Brokers:           v1alpha1.Range{Min: 2, Max: 6},
 				Storage:           v1alpha1.StorageRef{Tier: "nvme-local", Size: q("200Gi")},

@@ -212,6 +212,7 @@ func validate(s *v1alpha1.AnalyticsPipelineSpec) error {
 		},
 		func() error { return checkStorageRef("spec.elasticsearch.storage", es.Storage) },
 		func() error { return checkRange("spec.elasticsearch.shards", int64(es.Shards), 0, 1024) },
+		func() error { return validateBounds(s) },
 	}
 	for _, c := range checks {
 		if err := c(); err != nil {
@@ -271,5 +272,5 @@ func validateTier(t *v1alpha1.StorageTier) error {
 	if !pricePattern.MatchString(s.MonthlyPricePerGiB) {
 		return tierErr(t.Name, "spec.monthlyPricePerGiB", "%q is not a decimal price such as \"0.216\"", s.MonthlyPricePerGiB)
 	}
-	return nil
+	return validateTierBounds(t)
 }
