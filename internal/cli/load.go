@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,7 +32,10 @@ type input struct {
 // document is one YAML document and where it came from.
 type document struct {
 	source string
-	data   []byte
+	// file and index (from 1) say where the document is, for messages.
+	file  string
+	index int
+	data  []byte
 }
 
 func load(ctx context.Context, names []string, stdin io.Reader) (*input, error) {
@@ -48,6 +50,9 @@ func load(ctx context.Context, names []string, stdin io.Reader) (*input, error) 
 	in := &input{}
 	tierSources := map[string]string{}
 	for _, d := range docs {
+		if err := lintDocument(d); err != nil {
+			return nil, err
+		}
 		obj, err := schema.DecodeYAML(d.data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", d.source, err)
@@ -75,6 +80,9 @@ func load(ctx context.Context, names []string, stdin io.Reader) (*input, error) 
 				return nil, fmt.Errorf("%s: %w", d.source, err)
 			}
 			in.pipelineSource = d.source
+			if err := checkQueries(in.pipeline); err != nil {
+				return nil, fmt.Errorf("%s: %w", d.source, err)
+			}
 		case "StorageTier":
 			var t v1alpha1.StorageTier
 			if err := decodeStrict(obj, &t); err != nil {
@@ -107,11 +115,14 @@ func readDocuments(names []string, stdin io.Reader) ([]document, error) {
 			}
 			usedStdin = true
 			source = "<stdin>"
-			data, err = io.ReadAll(stdin)
+			data, err = readInput(source, stdin)
 		} else {
-			data, err = os.ReadFile(name)
+			data, err = readFile(name)
 		}
 		if err != nil {
+			return nil, err
+		}
+		if err := checkEncoding(source, data); err != nil {
 			return nil, err
 		}
 		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
@@ -131,7 +142,7 @@ func readDocuments(names []string, stdin io.Reader) ([]document, error) {
 			if len(parts) > 1 {
 				s = fmt.Sprintf("%s (document %d)", source, i+1)
 			}
-			docs = append(docs, document{source: s, data: part})
+			docs = append(docs, document{source: s, file: source, index: i + 1, data: part})
 		}
 	}
 	return docs, nil
