@@ -43,7 +43,9 @@ func checkVolume(field string, q resource.Quantity) error {
 func validateBounds(s *v1alpha1.AnalyticsPipelineSpec) error {
 	k, sp := s.Kafka, s.Spark
 	checks := []func() error{
-		func() error { return checkAtMost("spec.network.linkBitsPerSecond", s.Network.LinkBitsPerSecond, maxLink) },
+		func() error {
+			return checkAtMost("spec.network.linkBitsPerSecond", s.Network.LinkBitsPerSecond, maxLink)
+		},
 		func() error {
 			if k.Version != "" && !slices.Contains(v1alpha1.KafkaVersions, k.Version) {
 				return fieldErr("spec.kafka.version", "%q is not a Kafka version Strimzi 1.2.0 runs (%s)", k.Version, strings.Join(v1alpha1.KafkaVersions, ", "))
