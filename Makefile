@@ -96,6 +96,17 @@ simulate-bench: ## Replay the sample traces through the autoscaler and print eac
 traces: ## Regenerate the sample load traces in config/samples/traces.
 	$(GO) run ./hack/gen-traces
 
+# Fuzz targets as package:Target; `go test` runs their seed corpora (testdata/fuzz), this runs
+# each for FUZZTIME. -short keeps packages with a control plane in TestMain from starting one.
+FUZZTIME ?= 30s
+FUZZ_TARGETS ?= ./internal/plan:FuzzCompute ./internal/plan:FuzzMemory ./internal/cli:FuzzLoad ./internal/desired:FuzzBuild
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME (default 30s) each.
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		$(GO) test -short -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -parallel 2 $${t%%:*} || exit 1; \
+	done
+
 .PHONY: verify
 verify: ## Fail when generated files are stale or the tree is not gofmt-formatted.
 	$(MAKE) --no-print-directory manifests generate

@@ -96,7 +96,7 @@ func load(ctx context.Context, names []string, stdin io.Reader) (*input, error) 
 		}
 	}
 	if in.pipeline == nil {
-		return nil, fmt.Errorf("no AnalyticsPipeline in %s", strings.Join(names, ", "))
+		return nil, fmt.Errorf("no AnalyticsPipeline in %s", strings.Join(displayNames(names), ", "))
 	}
 	return in, nil
 }
@@ -173,4 +173,16 @@ func explain(err error) string {
 		fmt.Fprintf(&b, "\n  - %s", e.Error())
 	}
 	return b.String()
+}
+
+// displayNames names stdin as messages do.
+func displayNames(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if n == "-" {
+			out[i] = "<stdin>"
+		}
+	}
+	return out
 }
