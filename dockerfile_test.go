@@ -30,10 +30,12 @@ func TestDockerfile(t *testing.T) {
 	}
 	df := string(b)
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`(?m)^FROM .*golang:\$\{GO_VERSION\} AS build$`),
+		regexp.MustCompile(`(?m)^FROM .*golang:\$\{GO_VERSION\}@\$\{GO_DIGEST\} AS build$`),
+		regexp.MustCompile(`(?m)^ARG GO_DIGEST=sha256:[0-9a-f]{64}$`),
+		regexp.MustCompile(`(?m)^ARG BASE_DIGEST=sha256:[0-9a-f]{64}$`),
 		regexp.MustCompile(`(?m)^COPY \. \.$`),
 		regexp.MustCompile(`(?m)GOOS=\$TARGETOS GOARCH=\$TARGETARCH hack/build\.sh /out$`),
-		regexp.MustCompile(`(?m)^FROM gcr\.io/distroless/static[-a-z0-9]*:nonroot$`),
+		regexp.MustCompile(`(?m)^FROM gcr\.io/distroless/static[-a-z0-9]*:nonroot@\$\{BASE_DIGEST\}$`),
 		regexp.MustCompile(`(?m)^COPY --from=build /out/manager /manager$`),
 		regexp.MustCompile(`(?m)^COPY --from=build /out/strata /usr/local/bin/strata$`),
 		regexp.MustCompile(`(?m)^USER 65532:65532$`),
