@@ -289,7 +289,7 @@ func TestRenderDefaults(t *testing.T) {
 	want := []string{
 		"ClusterRole/strata-manager", "ClusterRole/strata-metrics-reader", "ClusterRoleBinding/strata-manager",
 		"Deployment/strata", "Role/strata-leader-election", "RoleBinding/strata-leader-election",
-		"Service/strata-metrics", "ServiceAccount/strata",
+		"Secret/strata-metrics-tls", "Service/strata-metrics", "ServiceAccount/strata",
 	}
 	if got := kinds(objs); !reflect.DeepEqual(got, want) {
 		t.Errorf("default values render\n%v\nwant\n%v", got, want)
@@ -318,6 +318,7 @@ func TestRenderAllOptions(t *testing.T) {
 		"Role/strata-obs-leader-election", "RoleBinding/strata-obs-leader-election",
 		"ClusterRole/strata-obs-metrics-reader", "ClusterRoleBinding/strata-obs-metrics-reader",
 		"ServiceMonitor/strata-obs", "PrometheusRule/strata-obs",
+		"PodDisruptionBudget/strata-obs", "NetworkPolicy/strata-obs", "Secret/strata-obs-metrics-tls",
 	} {
 		kind, name, _ := strings.Cut(want, "/")
 		if find(objs, kind, name) == nil {
@@ -539,11 +540,17 @@ func checkSecurity(t *testing.T, d *unstructured.Unstructured) {
 		{c, []string{"securityContext", "capabilities", "add"}, nil},
 		{pod, []string{"hostNetwork"}, nil},
 		{pod, []string{"hostPID"}, nil},
-		{pod, []string{"volumes"}, nil},
 	} {
 		got, _, _ := unstructured.NestedFieldNoCopy(f.obj, f.path...)
 		if !reflect.DeepEqual(got, f.want) {
 			t.Errorf("%s = %v, want %v", strings.Join(f.path, "."), got, f.want)
+		}
+	}
+	// The only volume is the metrics certificate's Secret (no hostPath, no writable scratch).
+	vols, _, _ := unstructured.NestedSlice(pod, "volumes")
+	for _, v := range vols {
+		if _, ok := v.(map[string]any)["secret"]; !ok || len(v.(map[string]any)) != 2 {
+			t.Errorf("volume %v, want only Secret volumes", v)
 		}
 	}
 	if uid, _, _ := unstructured.NestedInt64(pod, "securityContext", "runAsUser"); uid == 0 {

@@ -31,6 +31,7 @@ import (
 // options are the manager's flags.
 type options struct {
 	metricsAddr, probeAddr, watchNamespaces, leaderNamespace string
+	metricsCertDir                                           string
 	leaderElect, secureMetrics, enableHTTP2                  bool
 	qps                                                      float64
 	burst                                                    int
@@ -45,6 +46,7 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose pipelines to reconcile (default: all).")
 	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Requests per second the operator may send to the API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests the operator may send to the API server.")
+	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "Directory holding the metrics endpoint's serving certificate (tls.crt, tls.key), reloaded when it changes; empty: a self-signed certificate, which scrapers cannot verify.")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "Serve metrics over HTTP/2 (off by default: HTTP/2 rapid-reset CVEs).")
 }
 
@@ -89,7 +91,10 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if !o.enableHTTP2 {
 		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
 	}
-	metrics := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
+	metrics := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts,
+		// The Helm chart mounts a certificate its CA (or cert-manager's) signed, so that
+		// Prometheus verifies the endpoint before it sends its ServiceAccount token.
+		CertDir: o.metricsCertDir, CertName: "tls.crt", KeyName: "tls.key"}
 	if o.secureMetrics {
 		// Only callers the API server authenticates and authorizes (get on /metrics) may read.
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization

@@ -80,3 +80,16 @@ ClusterRole (the operator's cluster-wide rules) and Role (leader election, in it
 {{- end -}}
 {{- join ", " $pairs -}}
 {{- end -}}
+
+{{/* The Secret holding the metrics endpoint's serving certificate (tls.crt, tls.key) and the
+CA that signed it (ca.crt), which the ServiceMonitor verifies the endpoint with. */}}
+{{- define "strata.metricsTLSSecretName" -}}
+{{- printf "%s-metrics-tls" (include "strata.fullname" . | trunc 51 | trimSuffix "-") -}}
+{{- end -}}
+
+{{/* The names the metrics Service answers to, for the serving certificate. */}}
+{{- define "strata.metricsDNSNames" -}}
+{{- $svc := include "strata.metricsServiceName" . -}}
+{{- $ns := .Release.Namespace -}}
+{{- toJson (list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns)) -}}
+{{- end -}}
