@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -39,7 +40,7 @@ type document struct {
 }
 
 func load(ctx context.Context, names []string, stdin io.Reader) (*input, error) {
-	admission, err := schema.New()
+	admission, err := embeddedCRDs()
 	if err != nil {
 		return nil, fmt.Errorf("the embedded CRDs: %w", err)
 	}
@@ -100,6 +101,9 @@ func load(ctx context.Context, names []string, stdin io.Reader) (*input, error) 
 	}
 	return in, nil
 }
+
+// embeddedCRDs compiles the embedded CRDs once per process (a fuzzer calls load many times).
+var embeddedCRDs = sync.OnceValues(schema.New)
 
 // readDocuments splits every file into its YAML documents. "-" is stdin, which can be read once.
 func readDocuments(names []string, stdin io.Reader) ([]document, error) {
