@@ -144,4 +144,3 @@ func admissions(t *testing.T) (*schema.Admission, *multiAdmission) {
 	}
 	return strataAdmission, upstreamAdmission
 }
-
