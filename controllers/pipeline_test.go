@@ -8,7 +8,6 @@ import (
 	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -241,7 +240,9 @@ func TestInvalidPlanNotRetried(t *testing.T) {
 	waitPlanned(t, o.c, p, func() error { return nil })
 	planned := p.Status.Plan.DeepCopy()
 
-	p.Spec.Kafka.Storage.Size = resource.MustParse("1e40") // valid for the API, beyond any plan
+	// Valid for the API (the CRD's image pattern and length), refused by the planner: a
+	// repository name over 255 characters, which distribution/reference does not parse.
+	p.Spec.Spark.Image = "registry.example/" + strings.Repeat("a", 300) + ":1.0"
 	if err := o.c.Update(ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestInvalidPlanNotRetried(t *testing.T) {
 		}
 		return condition(p.Status.Conditions, v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec)
 	})
-	if c := meta(p, v1alpha1.ConditionPlanValid); !strings.Contains(c.Message, "spec.kafka.storage.size") {
+	if c := meta(p, v1alpha1.ConditionPlanValid); !strings.Contains(c.Message, "spec.spark.image") {
 		t.Errorf("PlanValid message should name the field: %q", c.Message)
 	}
 	if p.Status.Plan == nil || p.Status.Plan.Brokers != planned.Brokers {
