@@ -34,6 +34,8 @@ type Autoscaler struct {
 	Source func(p *v1alpha1.AnalyticsPipeline) (autoscale.MetricsSource, error)
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// Access is how Prometheus may be reached: allowed URLs, credentials, timeouts.
+	Access autoscale.Access
 
 	mu      sync.Mutex
 	sources map[string]autoscale.MetricsSource
@@ -87,6 +89,13 @@ func lastReading(st *v1alpha1.AutoscalingStatus) time.Time {
 	return t
 }
 
+// Forget drops what the autoscaler remembers of a deleted pipeline.
+func (a *Autoscaler) Forget(key types.NamespacedName) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.latest, key)
+}
+
 func (a *Autoscaler) now() time.Time {
 	if a.Now != nil {
 		return a.Now()
@@ -107,7 +116,7 @@ func (a *Autoscaler) source(p *v1alpha1.AnalyticsPipeline) (autoscale.MetricsSou
 	if s, ok := a.sources[key]; ok {
 		return s, nil
 	}
-	s, err := autoscale.NewPrometheus(p.Spec.Autoscaling.PrometheusURL, 2*interval)
+	s, err := autoscale.NewPrometheus(p.Spec.Autoscaling.PrometheusURL, 2*interval, a.Access)
 	if err != nil {
 		return nil, err
 	}
@@ -134,10 +143,6 @@ func (r *PipelineReconciler) autoscale(ctx context.Context, p *v1alpha1.Analytic
 	}
 	interval := autoscale.Interval(spec)
 	a := r.Autoscaler
-	if a == nil {
-		a = &Autoscaler{}
-		r.Autoscaler = a
-	}
 	p.Status.Autoscaling = a.prior(p)
 	queries, err := autoscale.Queries(p)
 	if err != nil {
@@ -164,13 +169,11 @@ func (r *PipelineReconciler) autoscale(ctx context.Context, p *v1alpha1.Analytic
 	src, err := a.source(p)
 	var read autoscale.Observations
 	if err == nil {
-		readCtx, cancel := context.WithTimeout(ctx, interval)
-		read, err = src.Read(readCtx, queries, now)
-		cancel()
+		read, err = src.Read(ctx, queries, now)
 	}
 	if err != nil {
 		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonMetricsUnavailable,
-			"Prometheus could not be read, so nothing is scaled: "+err.Error())
+			err.Error()+", so nothing is scaled")
 		return autoscale.Apply(p, p.Status.Autoscaling), interval
 	}
 

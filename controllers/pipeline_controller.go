@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -61,12 +62,12 @@ func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	p := &v1alpha1.AnalyticsPipeline{}
 	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
 		if apierrors.IsNotFound(err) {
-			pipelinemetrics.Forget(req.Namespace, req.Name)
+			r.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if p.DeletionTimestamp != nil {
-		pipelinemetrics.Forget(p.Namespace, p.Name)
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil // children go with it, by their owner references
 	}
 	before := p.DeepCopy()
@@ -416,4 +417,13 @@ func (r *PipelineReconciler) allPipelines(ctx context.Context, _ client.Object) 
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return reqs
+}
+
+// forget drops what the operator keeps of a deleted pipeline: its metrics and the autoscaler's
+// memory of it.
+func (r *PipelineReconciler) forget(key types.NamespacedName) {
+	pipelinemetrics.Forget(key.Namespace, key.Name)
+	if r.Autoscaler != nil {
+		r.Autoscaler.Forget(key)
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/strata-dev/strata/internal/autoscale"
 )
 
 // FieldOwner is the server-side apply field manager of everything the operator writes.
@@ -18,6 +20,16 @@ func WithAutoscaler(a *Autoscaler) Option {
 	return func(r *PipelineReconciler) { r.Autoscaler = a }
 }
 
+// WithPrometheusAccess sets how the autoscaler may reach Prometheus (the manager's flags).
+func WithPrometheusAccess(a autoscale.Access) Option {
+	return func(r *PipelineReconciler) {
+		if r.Autoscaler == nil {
+			r.Autoscaler = &Autoscaler{}
+		}
+		r.Autoscaler.Access = a
+	}
+}
+
 // Setup registers every Strata controller with the manager.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 	pipelines := &PipelineReconciler{
@@ -27,6 +39,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 	}
 	for _, o := range opts {
 		o(pipelines)
+	}
+	if pipelines.Autoscaler == nil {
+		// Made here, before any worker runs: the workers share it.
+		pipelines.Autoscaler = &Autoscaler{Access: autoscale.DefaultAccess()}
 	}
 	if err := pipelines.SetupWithManager(ctx, mgr); err != nil {
 		return err

@@ -1,12 +1,14 @@
 package autoscale
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
@@ -107,7 +109,41 @@ type QueryError struct {
 }
 
 func (e *QueryError) Error() string {
+	var ns *namespaceError
+	if errors.As(e.Err, &ns) {
+		return fmt.Sprintf("%s: %q: %v", e.Signal.Field(), e.Query, e.Err)
+	}
 	return fmt.Sprintf("%s: %q is not valid PromQL: %v", e.Signal.Field(), e.Query, e.Err)
+}
+
+// namespaceError is a query with a selector that may read another namespace's series.
+type namespaceError struct {
+	selector, namespace string
+}
+
+func (e *namespaceError) Error() string {
+	return fmt.Sprintf("every selector must carry namespace=%q (the pipeline's namespace), and %s does not", e.namespace, e.selector)
+}
+
+// inNamespace checks that every series selector of a query is limited to the pipeline's
+// namespace by an equality matcher: a pipeline's queries run with the operator's access to
+// Prometheus, which sees every tenant's series.
+func inNamespace(expr parser.Expr, namespace string) error {
+	var bad error
+	parser.Inspect(expr, func(node parser.Node, _ []parser.Node) error {
+		vs, ok := node.(*parser.VectorSelector)
+		if !ok || bad != nil {
+			return nil
+		}
+		for _, m := range vs.LabelMatchers {
+			if m.Name == "namespace" && m.Type == labels.MatchEqual && m.Value == namespace {
+				return nil
+			}
+		}
+		bad = &namespaceError{selector: vs.String(), namespace: namespace}
+		return nil
+	})
+	return bad
 }
 
 // Interval is the autoscaler's reading interval for a spec (the API's default when unset).
@@ -136,7 +172,11 @@ func Queries(p *v1alpha1.AnalyticsPipeline) (map[Signal]string, error) {
 			q = o
 		}
 		q = fill.Replace(q)
-		if _, err := pql.ParseExpr(q); err != nil {
+		expr, err := pql.ParseExpr(q)
+		if err != nil {
+			return nil, &QueryError{Signal: s, Query: q, Err: err}
+		}
+		if err := inNamespace(expr, p.Namespace); err != nil {
 			return nil, &QueryError{Signal: s, Query: q, Err: err}
 		}
 		out[s] = q

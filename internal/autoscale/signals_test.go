@@ -44,12 +44,12 @@ func TestDefaultQueriesParseWithThePipelineFilledIn(t *testing.T) {
 
 func TestOverriddenQueries(t *testing.T) {
 	p := pipeline()
-	p.Spec.Autoscaling.Queries = &v1alpha1.AutoscalingQueries{ConsumerLag: `sum(my_lag{ns="$namespace"})`}
+	p.Spec.Autoscaling.Queries = &v1alpha1.AutoscalingQueries{ConsumerLag: `sum(my_lag{namespace="$namespace"})`}
 	qs, err := Queries(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := qs[ConsumerLag]; got != `sum(my_lag{ns="analytics"})` {
+	if got := qs[ConsumerLag]; got != `sum(my_lag{namespace="analytics"})` {
 		t.Errorf("override: %s", got)
 	}
 
