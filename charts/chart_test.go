@@ -332,7 +332,15 @@ func TestRenderAllOptions(t *testing.T) {
 	}
 	checkSecurity(t, d)
 	checkArgs(t, d, []string{"--leader-elect", "--health-probe-bind-address=:9081", "--metrics-bind-address=:9443",
-		"--zap-log-level=debug", "--watch-namespaces=team-a,team-b"}, nil)
+		"--zap-log-level=debug", "--watch-namespaces=team-a,team-b",
+		`--prometheus-allowed-url=https://prometheus-operated\.monitoring(\.svc)?:9090`,
+		"--prometheus-bearer-token-file=/etc/strata/prometheus/token/token",
+		"--prometheus-ca-file=/etc/strata/prometheus/ca/ca.crt",
+		"--prometheus-query-timeout=3s", "--prometheus-read-deadline=15s"}, nil)
+	vols, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "volumes")
+	if len(vols) != 3 || !strings.Contains(fmt.Sprint(vols), "prometheus-reader") || !strings.Contains(fmt.Sprint(vols), "prometheus-ca") {
+		t.Errorf("the Prometheus token and CA Secrets are not mounted: volumes %v", vols)
+	}
 	c := container(t, d)
 	expect := func(what string, got any, path ...string) {
 		t.Helper()
@@ -546,11 +554,13 @@ func checkSecurity(t *testing.T, d *unstructured.Unstructured) {
 			t.Errorf("%s = %v, want %v", strings.Join(f.path, "."), got, f.want)
 		}
 	}
-	// The only volume is the metrics certificate's Secret (no hostPath, no writable scratch).
+	// Only Secrets are mounted (the metrics certificate, the Prometheus credentials): no host path,
+	// no writable volume.
 	vols, _, _ := unstructured.NestedSlice(pod, "volumes")
 	for _, v := range vols {
-		if _, ok := v.(map[string]any)["secret"]; !ok || len(v.(map[string]any)) != 2 {
-			t.Errorf("volume %v, want only Secret volumes", v)
+		m, _ := v.(map[string]any)
+		if _, ok := m["secret"]; !ok || len(m) != 2 {
+			t.Errorf("volume %v: only Secrets may be mounted", m)
 		}
 	}
 	if uid, _, _ := unstructured.NestedInt64(pod, "securityContext", "runAsUser"); uid == 0 {

@@ -7,8 +7,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"flag"
+	"fmt"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -26,6 +28,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/internal/autoscale"
 )
 
 // options are the manager's flags.
@@ -35,6 +38,32 @@ type options struct {
 	leaderElect, secureMetrics, enableHTTP2                  bool
 	qps                                                      float64
 	burst                                                    int
+	// The autoscaler's access to Prometheus (autoscale.Access).
+	promAllowed                        stringList
+	promTokenFile, promCAFile          string
+	promQueryTimeout, promReadDeadline time.Duration
+}
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// access is the autoscaler's Prometheus access policy from the flags: link-local addresses and
+// the API server's service address ($KUBERNETES_SERVICE_HOST) are always refused.
+func (o *options) access() (autoscale.Access, error) {
+	a := autoscale.DefaultAccess(os.Getenv("KUBERNETES_SERVICE_HOST"))
+	for _, pattern := range o.promAllowed {
+		re, err := regexp.Compile("^(?:" + pattern + ")$")
+		if err != nil {
+			return a, fmt.Errorf("--prometheus-allowed-url %q: %w", pattern, err)
+		}
+		a.Allowed = append(a.Allowed, re)
+	}
+	a.BearerTokenFile, a.CAFile = o.promTokenFile, o.promCAFile
+	a.QueryTimeout, a.Deadline = o.promQueryTimeout, o.promReadDeadline
+	return a, nil
 }
 
 func (o *options) bind(fs *flag.FlagSet) {
@@ -48,6 +77,11 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests the operator may send to the API server.")
 	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "Directory holding the metrics endpoint's serving certificate (tls.crt, tls.key), reloaded when it changes; empty: a self-signed certificate, which scrapers cannot verify.")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "Serve metrics over HTTP/2 (off by default: HTTP/2 rapid-reset CVEs).")
+	fs.Var(&o.promAllowed, "prometheus-allowed-url", "A regular expression a pipeline's spec.autoscaling.prometheusURL must match, whole (repeatable; default: any http(s) URL that is not link-local or the API server).")
+	fs.StringVar(&o.promTokenFile, "prometheus-bearer-token-file", "", "A file holding the bearer token the autoscaler sends to Prometheus (read for every connection; mount it from a Secret).")
+	fs.StringVar(&o.promCAFile, "prometheus-ca-file", "", "A file holding the CA certificates that verify Prometheus' TLS certificate (mount it from a Secret or ConfigMap).")
+	fs.DurationVar(&o.promQueryTimeout, "prometheus-query-timeout", 2*time.Second, "How long one autoscaler query to Prometheus may take.")
+	fs.DurationVar(&o.promReadDeadline, "prometheus-read-deadline", 10*time.Second, "How long reading all of one pipeline's signals may take.")
 }
 
 func main() {
@@ -119,7 +153,11 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if err != nil {
 		return err
 	}
-	if err := controllers.Setup(ctx, mgr); err != nil {
+	access, err := o.access()
+	if err != nil {
+		return err
+	}
+	if err := controllers.Setup(ctx, mgr, controllers.WithPrometheusAccess(access)); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
