@@ -3,11 +3,11 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,7 +19,6 @@ import (
 	"github.com/strata-dev/strata/internal/autoscale"
 	"github.com/strata-dev/strata/internal/desired"
 	pipelinemetrics "github.com/strata-dev/strata/internal/metrics"
-	"github.com/strata-dev/strata/internal/plan"
 )
 
 func init() {
@@ -44,6 +43,9 @@ type Autoscaler struct {
 	// a moment ago; planning with the older targets would undo a change for a moment, and
 	// reading again would decide it twice.
 	latest map[types.NamespacedName]remembered
+	// outcomes are each pipeline's latest reading, which the autoscaling controller made and
+	// the pipeline reconciler writes into the status.
+	outcomes map[types.NamespacedName]outcome
 }
 
 type remembered struct {
@@ -89,11 +91,36 @@ func lastReading(st *v1alpha1.AutoscalingStatus) time.Time {
 	return t
 }
 
-// Forget drops what the autoscaler remembers of a deleted pipeline.
+// Forget drops what the autoscaler remembers of a deleted pipeline (or one whose autoscaling
+// is off).
 func (a *Autoscaler) Forget(key types.NamespacedName) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.latest, key)
+	delete(a.outcomes, key)
+}
+
+// record keeps a reading's outcome for the pipeline reconciler, and its decision as the
+// pipeline's latest status.autoscaling.
+func (a *Autoscaler) record(p *v1alpha1.AnalyticsPipeline, out outcome) {
+	if out.decision != nil {
+		a.remember(p, &out.decision.Status)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.outcomes == nil {
+		a.outcomes = map[types.NamespacedName]outcome{}
+	}
+	a.outcomes[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = out
+}
+
+// outcome returns the pipeline's latest reading, if any was made for this pipeline (not an
+// earlier one of the same name).
+func (a *Autoscaler) outcome(p *v1alpha1.AnalyticsPipeline) (outcome, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out, ok := a.outcomes[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]
+	return out, ok && out.uid == p.UID
 }
 
 func (a *Autoscaler) now() time.Time {
@@ -127,13 +154,13 @@ func (a *Autoscaler) source(p *v1alpha1.AnalyticsPipeline) (autoscale.MetricsSou
 	return s, nil
 }
 
-// autoscale reads the pipeline's metrics, decides, and returns the pipeline to plan with (the
-// spec with the autoscaler's targets in place: see autoscale.Apply) and when to look again
-// (0: not before the spec changes). It sets status.autoscaling and the Autoscaling condition,
-// records an event and counts a metric for every decision. With autoscaling off it does
-// nothing and Prometheus is never asked.
-func (r *PipelineReconciler) autoscale(ctx context.Context, p *v1alpha1.AnalyticsPipeline,
-	tiers map[string]*v1alpha1.StorageTier, obs observed, served []schema.GroupVersionKind,
+// autoscale returns the pipeline to plan with — the spec with the autoscaler's targets in place
+// (autoscale.Apply) — and sets status.autoscaling and the Autoscaling condition from the latest
+// reading of the autoscaling controller (AutoscalingReconciler), which reads Prometheus on
+// workers of its own and wakes this reconciler after each reading. With autoscaling off it does
+// nothing. The duration it returns is when to look again: never, as the readings wake it.
+func (r *PipelineReconciler) autoscale(_ context.Context, p *v1alpha1.AnalyticsPipeline,
+	_ map[string]*v1alpha1.StorageTier, _ observed, _ []schema.GroupVersionKind,
 	conds conditions) (*v1alpha1.AnalyticsPipeline, time.Duration) {
 	spec := p.Spec.Autoscaling
 	if spec == nil || !spec.Enabled {
@@ -141,11 +168,9 @@ func (r *PipelineReconciler) autoscale(ctx context.Context, p *v1alpha1.Analytic
 		removeCondition(conds, v1alpha1.ConditionAutoscaling)
 		return p, 0
 	}
-	interval := autoscale.Interval(spec)
 	a := r.Autoscaler
 	p.Status.Autoscaling = a.prior(p)
-	queries, err := autoscale.Queries(p)
-	if err != nil {
+	if _, err := autoscale.Queries(p); err != nil {
 		// Not retried: the next change of the spec brings the next attempt. The targets
 		// decided so far still apply.
 		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonInvalidQuery, err.Error())
@@ -155,42 +180,27 @@ func (r *PipelineReconciler) autoscale(ctx context.Context, p *v1alpha1.Analytic
 		// Nothing runs yet whose metrics could be read.
 		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonProgressing,
 			"waiting for the first plan to be applied")
-		return p, interval
+		return p, 0
 	}
-	now := a.now()
-	if since := now.Sub(lastReading(p.Status.Autoscaling)); since >= 0 && since < interval/2 {
-		// Read moments ago (a child's event brought this reconcile): the decision stands.
-		return autoscale.Apply(p, p.Status.Autoscaling), interval - since
+	out, ok := a.outcome(p)
+	if !ok {
+		if meta.FindStatusCondition(*conds.list, v1alpha1.ConditionAutoscaling) == nil {
+			conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonProgressing,
+				"waiting for the first reading of Prometheus")
+		}
+		return autoscale.Apply(p, p.Status.Autoscaling), 0
 	}
-	base, err := plan.Compute(autoscale.Base(p, p.Status.Autoscaling), tierList(p, tiers))
-	if err != nil {
-		return autoscale.Apply(p, p.Status.Autoscaling), interval // PlanValid says why
+	interval := autoscale.Interval(spec)
+	if out.decision != nil {
+		observeUtilisation(p, out.read, out.at, interval)
 	}
-	src, err := a.source(p)
-	var read autoscale.Observations
-	if err == nil {
-		read, err = src.Read(ctx, queries, now)
+	good, reason, msg := out.conditionMessage(interval)
+	status := metav1.ConditionFalse
+	if good {
+		status = metav1.ConditionTrue
 	}
-	if err != nil {
-		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonMetricsUnavailable,
-			err.Error()+", so nothing is scaled")
-		return autoscale.Apply(p, p.Status.Autoscaling), interval
-	}
-
-	pol := policy(p, base, obs, r.rebalances(ctx, p, served))
-	d := autoscale.Recommend(currentState(p), read, pol, now)
-	r.announceDecisions(ctx, p, d)
-	p.Status.Autoscaling = &d.Status
-	a.remember(p, &d.Status)
-	observeUtilisation(p, read, now, interval)
-	if len(d.Missing) > 0 {
-		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonMetricsUnavailable,
-			"no fresh samples, so what they drive is not scaled: "+strings.Join(d.Missing, ", "))
-	} else {
-		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionTrue, v1alpha1.ReasonAutoscalingActive,
-			strings.TrimSuffix(fmt.Sprintf("reading Prometheus every %s: %s", interval, d.Summary), ": "))
-	}
-	return autoscale.Apply(p, &d.Status), interval
+	conds.set(v1alpha1.ConditionAutoscaling, status, reason, msg)
+	return autoscale.Apply(p, p.Status.Autoscaling), 0
 }
 
 // policy is what Recommend decides with (autoscale.NewPolicy), with what Strimzi and the Spark

@@ -20,10 +20,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
@@ -44,6 +46,8 @@ type PipelineReconciler struct {
 
 	applier *applier
 	watches *childWatches
+	// readings carries the autoscaling controller's wake-ups: a reading is ready.
+	readings chan event.GenericEvent
 }
 
 // +kubebuilder:rbac:groups=strata.dev,resources=analyticspipelines,verbs=get;list;watch
@@ -374,6 +378,7 @@ func (r *PipelineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 			builder.OnlyMetadata, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 				return upstream[o.GetName()]
 			}))).
+		WatchesRawSource(source.Channel(r.readings, &handler.EnqueueRequestForObject{})).
 		Build(r)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/strata-dev/strata/internal/autoscale"
 )
@@ -44,7 +45,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 		// Made here, before any worker runs: the workers share it.
 		pipelines.Autoscaler = &Autoscaler{Access: autoscale.DefaultAccess()}
 	}
+	readings := make(chan event.GenericEvent, 64)
+	pipelines.readings = readings
 	if err := pipelines.SetupWithManager(ctx, mgr); err != nil {
+		return err
+	}
+	autoscaling := &AutoscalingReconciler{Pipelines: pipelines, Autoscaler: pipelines.Autoscaler, wake: readings}
+	if err := autoscaling.SetupWithManager(mgr); err != nil {
 		return err
 	}
 	tiers := &TierReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("strata-tier")}
