@@ -99,7 +99,7 @@ traces: ## Regenerate the sample load traces in config/samples/traces.
 # Fuzz targets as package:Target; `go test` runs their seed corpora (testdata/fuzz), this runs
 # each for FUZZTIME. -short keeps packages with a control plane in TestMain from starting one.
 FUZZTIME ?= 30s
-FUZZ_TARGETS ?= ./internal/plan:FuzzCompute ./internal/plan:FuzzMemory ./internal/cli:FuzzLoad ./internal/desired:FuzzBuild
+FUZZ_TARGETS ?= ./internal/plan:FuzzCompute ./internal/plan:FuzzMemory ./internal/cli:FuzzLoad ./internal/desired:FuzzBuild ./internal/autoscale:FuzzRecommend
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME (default 30s) each.
 	@for t in $(FUZZ_TARGETS); do \
