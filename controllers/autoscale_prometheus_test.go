@@ -66,6 +66,8 @@ func newSyntheticExporter(t *testing.T, p *v1alpha1.AnalyticsPipeline, brokers i
 		[]string{"namespace", "cluster", "name"})
 	reg.MustRegister(tx, rx, urp, idx)
 
+	// The names, taken now: the test goes on updating p while the exporter runs.
+	ns, name, brokerPrefix := p.Namespace, p.Name, desired.BrokerPodPrefix(p)
 	e := &syntheticExporter{stop: make(chan struct{})}
 	e.srv = httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})) // listens on 127.0.0.1
 	go func() {
@@ -83,12 +85,12 @@ func newSyntheticExporter(t *testing.T, p *v1alpha1.AnalyticsPipeline, brokers i
 			e.mu.Unlock()
 			// The traffic spreads evenly over the brokers; they receive 80 % of what they send.
 			for i := 0; i < brokers; i++ {
-				pod := fmt.Sprintf("%s%d", desired.BrokerPodPrefix(p), i)
-				tx.WithLabelValues(p.Namespace, pod).Add(send / float64(brokers) * tick.Seconds())
-				rx.WithLabelValues(p.Namespace, pod).Add(0.8 * send / float64(brokers) * tick.Seconds())
-				urp.WithLabelValues(p.Namespace, pod).Set(under / float64(brokers))
+				pod := fmt.Sprintf("%s%d", brokerPrefix, i)
+				tx.WithLabelValues(ns, pod).Add(send / float64(brokers) * tick.Seconds())
+				rx.WithLabelValues(ns, pod).Add(0.8 * send / float64(brokers) * tick.Seconds())
+				urp.WithLabelValues(ns, pod).Set(under / float64(brokers))
 			}
-			idx.WithLabelValues(p.Namespace, p.Name, "data-0").Add(index * tick.Seconds())
+			idx.WithLabelValues(ns, name, "data-0").Add(index * tick.Seconds())
 		}
 	}()
 	t.Cleanup(func() { close(e.stop); e.srv.Close() })
