@@ -11,6 +11,9 @@ CRD_REF_DOCS = $(shell $(TOOLS) path crd-ref-docs)
 # Test packages run one at a time: each envtest package starts its own control plane and the
 # machines this runs on have two cores.
 TEST_FLAGS ?= -p 1 -count=1 -timeout 30m
+# The packages whose goroutines share state (the reconcilers' workers, the autoscaler) run under
+# the race detector in make test.
+RACE_PKGS := ./controllers ./internal/autoscale
 
 ##@ General
 .PHONY: help
@@ -77,7 +80,9 @@ run: ## Start a local control plane, install the CRDs, run the operator and appl
 
 .PHONY: test
 test: ## Run all tests: unit tests and envtest tests against a real kube-apiserver.
-	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" $(GO) test $(TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" $(GO) test $(TEST_FLAGS) \
+		$$($(GO) list ./... | grep -v -x -F $(addprefix -e github.com/strata-dev/strata/,$(RACE_PKGS:./%=%)))
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" $(GO) test $(TEST_FLAGS) -race $(addsuffix /,$(RACE_PKGS))
 
 .PHONY: e2e
 e2e: ## Run the end-to-end suite on a new kind cluster (needs docker and the internet; see README).
