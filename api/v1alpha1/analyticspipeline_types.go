@@ -150,6 +150,7 @@ type TopicSpec struct {
 }
 
 // SparkSpec configures the Spark job.
+// +kubebuilder:validation:XValidation:rule="!has(self.shuffle.dataTier) || self.shuffle.dataTier == self.shuffle.spillTier || !has(self.sparkVersion) || int(self.sparkVersion.split('.')[0]) >= 4",message="spec.spark.sparkVersion: the tiered shuffle plugin (spec.spark.shuffle.dataTier other than spillTier) is built for Spark 4.0 and later"
 type SparkSpec struct {
 	// image is the container image of the Spark job, a reference docker would pull
 	// (registry/name:tag or @digest).
@@ -168,6 +169,7 @@ type SparkSpec struct {
 	// sparkVersion is the Spark version of the image.
 	// +kubebuilder:default="4.0.1"
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+(\.[0-9]+)?([-+][0-9A-Za-z.-]+)?$`
 	// +optional
 	SparkVersion string `json:"sparkVersion,omitempty"`
 	// executors bounds the executor count and sets each executor's cores.
@@ -195,10 +197,22 @@ type SparkSpec struct {
 	// sparkConf holds extra Spark settings. Settings the plan decides (memory, local dirs,
 	// Kafka and Elasticsearch endpoints) win over these. At most 256 settings; keys of at most
 	// 256 characters, values of at most 8192.
+	// Keys that would mount secrets or host paths into the job's pods, or change the identity,
+	// namespace or pod templates they run with, are refused: creating a pipeline must not let
+	// its author run pods with more than the operator gives the job.
 	// +kubebuilder:validation:MaxProperties=256
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 256 && size(self[k]) <= 8192)",message="spec.spark.sparkConf: keys must be at most 256 characters and values at most 8192"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.startsWith('spark.kubernetes.driver.secretKeyRef.') || k.startsWith('spark.kubernetes.executor.secretKeyRef.') || k.startsWith('spark.kubernetes.driver.secrets.') || k.startsWith('spark.kubernetes.executor.secrets.') || k.startsWith('spark.kubernetes.driver.volumes.hostPath.') || k.startsWith('spark.kubernetes.executor.volumes.hostPath.') || k.startsWith('spark.kubernetes.authenticate.') || k == 'spark.kubernetes.namespace' || k.endsWith('.podTemplateFile') || k.endsWith('.podTemplateContainerName') || k == 'spark.kubernetes.driver.master' || k == 'spark.master' || k.startsWith('spark.kubernetes.driver.serviceAccountName') || k.startsWith('spark.kubernetes.executor.serviceAccountName') || k == 'spark.kubernetes.file.upload.path' || k == 'spark.kubernetes.kerberos.tokenSecret.name'))",messageExpression="'spec.spark.sparkConf: ' + self.filter(k, k.startsWith('spark.kubernetes.driver.secretKeyRef.') || k.startsWith('spark.kubernetes.executor.secretKeyRef.') || k.startsWith('spark.kubernetes.driver.secrets.') || k.startsWith('spark.kubernetes.executor.secrets.') || k.startsWith('spark.kubernetes.driver.volumes.hostPath.') || k.startsWith('spark.kubernetes.executor.volumes.hostPath.') || k.startsWith('spark.kubernetes.authenticate.') || k == 'spark.kubernetes.namespace' || k.endsWith('.podTemplateFile') || k.endsWith('.podTemplateContainerName') || k == 'spark.kubernetes.driver.master' || k == 'spark.master' || k.startsWith('spark.kubernetes.driver.serviceAccountName') || k.startsWith('spark.kubernetes.executor.serviceAccountName') || k == 'spark.kubernetes.file.upload.path' || k == 'spark.kubernetes.kerberos.tokenSecret.name')[0] + ' may not be set: it would mount secrets or host paths, or change the identity, namespace or pod template of the job (the operator sets these)'"
 	// +optional
 	SparkConf map[string]string `json:"sparkConf,omitempty"`
+	// fsGroup is the group the job's pods run with and own their volumes by: the kubelet makes
+	// the spill and shuffle volumes group-writable for it. The apache/spark images run as uid
+	// and gid 185, which local volumes and fresh filesystems (root-owned, 0755) do not let write.
+	// +kubebuilder:default=185
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
+	// +optional
+	FSGroup *int64 `json:"fsGroup,omitempty"`
 }
 
 // ExecutorsSpec bounds the executor count.
@@ -304,6 +318,16 @@ type ElasticsearchSpec struct {
 	// +kubebuilder:default=0
 	// +optional
 	Shards int32 `json:"shards,omitempty"`
+	// virtualMemory is how Elasticsearch's need for vm.max_map_count >= 262144 is met, which
+	// its bootstrap check enforces: MMapOff (the default) turns memory-mapped index files off
+	// (node.store.allow_mmap: false), which runs on any node at some cost to search speed;
+	// SysctlInitContainer raises the node's setting with a privileged init container (the
+	// namespace must admit privileged pods); NodeConfigured leaves it to the nodes, which must
+	// have it set already.
+	// +kubebuilder:validation:Enum=MMapOff;SysctlInitContainer;NodeConfigured
+	// +kubebuilder:default=MMapOff
+	// +optional
+	VirtualMemory string `json:"virtualMemory,omitempty"`
 }
 
 // AnalyticsPipelineStatus is what the operator planned and observed.

@@ -92,24 +92,27 @@ func nodeSet(p *v1alpha1.AnalyticsPipeline, name string, count int64, roles []an
 	if storageClass != "" {
 		claim["storageClassName"] = storageClass
 	}
-	set := object{
-		"name":   name,
-		"count":  count,
-		"config": object{"node.roles": roles},
-		"podTemplate": object{"spec": object{
-			// The CRD requires a container list; ECK merges this entry, by name, into the
-			// Elasticsearch container it builds (image, ports, default 2Gi of memory).
-			"containers": []any{object{"name": "elasticsearch"}},
-			"topologySpreadConstraints": []any{object{
-				"maxSkew":           int64(1),
-				"topologyKey":       key,
-				"whenUnsatisfiable": "ScheduleAnyway",
-				"labelSelector": object{"matchLabels": object{
-					"elasticsearch.k8s.elastic.co/cluster-name":     ElasticsearchName(p),
-					"elasticsearch.k8s.elastic.co/statefulset-name": ElasticsearchStatefulSetName(p, name),
-				}},
+	config := object{"node.roles": roles}
+	podSpec := object{
+		// The CRD requires a container list; ECK merges this entry, by name, into the
+		// Elasticsearch container it builds (image, ports, default 2Gi of memory).
+		"containers": []any{object{"name": "elasticsearch"}},
+		"topologySpreadConstraints": []any{object{
+			"maxSkew":           int64(1),
+			"topologyKey":       key,
+			"whenUnsatisfiable": "ScheduleAnyway",
+			"labelSelector": object{"matchLabels": object{
+				"elasticsearch.k8s.elastic.co/cluster-name":     ElasticsearchName(p),
+				"elasticsearch.k8s.elastic.co/statefulset-name": ElasticsearchStatefulSetName(p, name),
 			}},
 		}},
+	}
+	virtualMemory(p, config, podSpec)
+	set := object{
+		"name":        name,
+		"count":       count,
+		"config":      config,
+		"podTemplate": object{"spec": podSpec},
 		"volumeClaimTemplates": []any{object{
 			"metadata": object{"name": ElasticsearchDataVolume},
 			"spec":     claim,
@@ -131,4 +134,23 @@ func zoneAware(key string) bool {
 		}
 	}
 	return false
+}
+
+// virtualMemory meets Elasticsearch's bootstrap check of vm.max_map_count (at least 262144;
+// Kubernetes nodes default to 65530) as spec.elasticsearch.virtualMemory says, the three ways
+// ECK documents (https://www.elastic.co/docs/deploy-manage/deploy/cloud-on-k8s/virtual-memory,
+// "Virtual memory"): memory mapping off, a privileged init container that raises the node's
+// setting, or nodes configured beforehand.
+func virtualMemory(p *v1alpha1.AnalyticsPipeline, config, podSpec object) {
+	switch p.Spec.Elasticsearch.VirtualMemory {
+	case "NodeConfigured":
+	case "SysctlInitContainer":
+		podSpec["initContainers"] = []any{object{
+			"name":            "sysctl",
+			"securityContext": object{"privileged": true, "runAsUser": int64(0)},
+			"command":         []any{"sh", "-c", "sysctl -w vm.max_map_count=262144"},
+		}}
+	default: // MMapOff
+		config["node.store.allow_mmap"] = false
+	}
 }

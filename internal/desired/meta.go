@@ -40,6 +40,10 @@ const (
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	// StrimziClusterLabel joins node pools and topics to their Kafka cluster.
 	StrimziClusterLabel = "strimzi.io/cluster"
+	// StrimziPoolLabel is the label Strimzi gives a node pool's pods, naming the pool.
+	StrimziPoolLabel = "strimzi.io/pool-name"
+	// HostnameTopologyKey is the well-known node label that names each node.
+	HostnameTopologyKey = "kubernetes.io/hostname"
 
 	// PartOf and ManagedBy are the values of LabelPartOf and LabelManagedBy.
 	PartOf    = "strata"
@@ -68,12 +72,18 @@ const (
 // Defaults of the API, mirrored so that a pipeline that never went through the API server (a
 // test, `strata plan -f`) builds the same children as a defaulted one.
 const (
-	DefaultRackTopologyKey = "kubernetes.io/hostname"
+	DefaultRackTopologyKey = HostnameTopologyKey
 	DefaultSparkVersion    = "4.0.1"
-	DefaultESVersion       = "8.19.0"
-	DefaultESMasterNodes   = 3
-	ReclaimRetain          = "Retain"
-	ReclaimDelete          = "Delete"
+	// DefaultFSGroup is the group of the apache/spark images' user (uid and gid 185: apache/spark
+	// v4.0.2, resource-managers/kubernetes/docker/src/main/dockerfiles/spark/Dockerfile,
+	// ARG spark_uid=185).
+	DefaultFSGroup = 185
+	// DefaultVirtualMemory is spec.elasticsearch.virtualMemory's default.
+	DefaultVirtualMemory = "MMapOff"
+	DefaultESVersion     = "8.19.0"
+	DefaultESMasterNodes = 3
+	ReclaimRetain        = "Retain"
+	ReclaimDelete        = "Delete"
 )
 
 // Labels returns the labels of a child object of p: app (LabelName) and component vary per

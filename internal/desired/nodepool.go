@@ -68,7 +68,34 @@ func nodePool(p *v1alpha1.AnalyticsPipeline, name, component string, replicas in
 		"replicas": replicas,
 		"roles":    []any{role},
 		"storage":  object{"type": "jbod", "volumes": []any{volume}},
+		"template": object{"pod": object{"topologySpreadConstraints": poolSpread(p, name)}},
 	}
 	return newObject(KafkaNodePoolGVK, p, name, AppKafka, component,
 		map[string]string{StrimziClusterLabel: KafkaName(p)}, nil, object{"spec": spec})
+}
+
+// poolSpread spreads a pool's pods over nodes, and over the failure domains of
+// spec.kafka.rackTopologyKey. Strimzi's rack awareness (spec.kafka.rack) only gives the brokers
+// node affinity to nodes carrying the label and tells Kafka each broker's rack; it does not
+// spread the pods (strimzi-kafka-operator 1.2.0, documentation/modules/configuring/
+// proc-scheduling-brokers-on-different-worker-nodes.adoc: spreading is the pod template's
+// job, selecting a pool's pods by strimzi.io/pool-name, operator-common/.../model/Labels.java).
+// Two brokers on one node lose both replicas of a partition together, two controllers the
+// quorum. Over nodes the constraint is hard (DoNotSchedule): with maxSkew 1 it still schedules
+// more pods than nodes, but never piles them on one node while another has fewer. Over a coarser
+// failure domain it is soft (ScheduleAnyway): on a local tier, pods can only run where the
+// disks are, and the domains need not be balanced.
+func poolSpread(p *v1alpha1.AnalyticsPipeline, pool string) []any {
+	selector := object{"matchLabels": object{StrimziClusterLabel: KafkaName(p), StrimziPoolLabel: pool}}
+	out := []any{object{
+		"maxSkew": int64(1), "topologyKey": HostnameTopologyKey, "whenUnsatisfiable": "DoNotSchedule",
+		"labelSelector": selector,
+	}}
+	if key := rackTopologyKey(p); key != HostnameTopologyKey {
+		out = append(out, object{
+			"maxSkew": int64(1), "topologyKey": key, "whenUnsatisfiable": "ScheduleAnyway",
+			"labelSelector": selector,
+		})
+	}
+	return out
 }

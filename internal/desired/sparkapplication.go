@@ -84,6 +84,8 @@ func SparkApplication(in Inputs) *unstructured.Unstructured {
 	if opts := ExecutorJavaOptions(in); opts != "" {
 		executor["javaOptions"] = opts
 	}
+	driver["template"] = podTemplate(p, SparkDriverContainer)
+	executor["template"] = podTemplate(p, SparkExecutorContainer)
 	spec := object{
 		"type":                sparkAppType(s),
 		"mode":                "cluster",
@@ -108,6 +110,40 @@ func SparkApplication(in Inputs) *unstructured.Unstructured {
 	}
 	return newObject(SparkApplicationGVK, p, SparkApplicationName(p), AppSpark, ComponentSpark, nil, nil,
 		object{"spec": spec})
+}
+
+// The containers Spark builds its driver and executor pods around; a pod template must name them
+// (kubeflow/spark-operator v2.5.2, pkg/common/spark.go: spark-kubernetes-driver and
+// spark-kubernetes-executor, the names internal/controller/sparkapplication/submission.go
+// passes as spark.kubernetes.*.podTemplateContainerName).
+const (
+	SparkDriverContainer   = "spark-kubernetes-driver"
+	SparkExecutorContainer = "spark-kubernetes-executor"
+)
+
+// podTemplate is the driver's or the executors' pod template: the pods run with
+// spec.spark.fsGroup, so that the kubelet gives the group write access to their volumes (local
+// volumes and fresh filesystems are root-owned 0755; the apache/spark images run as uid 185).
+// A template, not podSecurityContext: the Spark operator applies podSecurityContext only through
+// its optional mutating webhook, while it always hands the template to spark-submit as
+// spark.kubernetes.{driver,executor}.podTemplateFile (kubeflow/spark-operator v2.5.2,
+// internal/controller/sparkapplication/submission.go: driverPodTemplateOption,
+// executorPodTemplateOption), and Spark keeps the template's pod security context. Only the
+// group changes: the user stays the image's.
+func podTemplate(p *v1alpha1.AnalyticsPipeline, container string) object {
+	group := int64(DefaultFSGroup)
+	if g := p.Spec.Spark.FSGroup; g != nil {
+		group = *g
+	}
+	return object{"spec": object{
+		"securityContext": object{
+			"fsGroup": group,
+			// Only a volume whose root is not the group's yet is walked: large volumes of
+			// shuffle data are not re-owned at every restart.
+			"fsGroupChangePolicy": "OnRootMismatch",
+		},
+		"containers": []any{object{"name": container}},
+	}}
 }
 
 // sparkAppType is the application type the Spark operator wants: Python and R by the main
