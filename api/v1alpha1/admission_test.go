@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
@@ -115,12 +116,35 @@ func TestDefaults(t *testing.T) {
 	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(u), p); err != nil {
 		t.Fatal(err)
 	}
-	got := fmt.Sprintf("producers=%d efficiency=%d target=%d rack=%s partitions=%d shards=%d",
+	got := fmt.Sprintf("producers=%d efficiency=%d target=%d rack=%s partitions=%d shards=%d fsGroup=%d vm=%s",
 		p.Spec.Workload.Producers, p.Spec.Network.EfficiencyPercent, p.Spec.Network.TargetUtilizationPercent,
-		p.Spec.Kafka.RackTopologyKey, p.Spec.Kafka.Topic.Partitions, p.Spec.Elasticsearch.Shards)
-	want := "producers=1 efficiency=90 target=80 rack=kubernetes.io/hostname partitions=0 shards=0"
+		p.Spec.Kafka.RackTopologyKey, p.Spec.Kafka.Topic.Partitions, p.Spec.Elasticsearch.Shards,
+		ptr.Deref(p.Spec.Spark.FSGroup, 0), p.Spec.Elasticsearch.VirtualMemory)
+	want := "producers=1 efficiency=90 target=80 rack=kubernetes.io/hostname partitions=0 shards=0 fsGroup=185 vm=MMapOff"
 	if got != want {
 		t.Errorf("defaults:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestPodSafetyAccepts: what the pod-safety rules must not refuse: a user's own Spark settings,
+// Spark 3 on one tier (no plugin), a group of the user's choice, each virtual-memory choice.
+func TestPodSafetyAccepts(t *testing.T) {
+	for i, change := range []map[string]any{
+		{"spec.spark.sparkConf": map[string]any{"spark.sql.shuffle.partitions": "200", "spark.kubernetes.executor.label.team": "a"}},
+		{"spec.spark.sparkVersion": "3.5.1", "spec.spark.shuffle.dataTier": nil, "spec.spark.shuffle.dataSize": nil},
+		{"spec.spark.sparkVersion": "4.1.0-preview1"},
+		{"spec.spark.fsGroup": int64(1000)},
+		{"spec.elasticsearch.virtualMemory": "SysctlInitContainer"},
+		{"spec.elasticsearch.virtualMemory": "NodeConfigured"},
+	} {
+		u := pipeline(t)
+		for path, v := range change {
+			set(u, path, v)
+		}
+		u.SetName(fmt.Sprintf("accepted-%d", i))
+		if err := k8s.Create(context.Background(), u, client.DryRunAll); err != nil {
+			t.Errorf("%v refused: %v", change, err)
+		}
 	}
 }
 

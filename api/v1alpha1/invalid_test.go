@@ -116,6 +116,17 @@ var invalidInputs = []invalid{
 	{"selector operator unknown", "StorageTier", map[string]any{"spec.local.nodeSelector.matchExpressions": []any{map[string]any{"key": "disk", "operator": "Near", "values": []any{"nvme"}}}}, "spec.local.nodeSelector"},
 	{"selector In without values", "StorageTier", map[string]any{"spec.local.nodeSelector.matchExpressions": []any{map[string]any{"key": "disk", "operator": "In"}}}, "spec.local.nodeSelector"},
 	{"price too long", "StorageTier", map[string]any{"spec.monthlyPricePerGiB": strings.Repeat("1", 17)}, "spec.monthlyPricePerGiB"},
+	// sparkConf keys that would widen what the job's pods may do (docs/security.md).
+	{"sparkConf mounts a secret into env", "AnalyticsPipeline", map[string]any{"spec.spark.sparkConf": map[string]any{"spark.kubernetes.driver.secretKeyRef.PASSWORD": "elastic-es-elastic-user:elastic"}}, "spec.spark.sparkConf: spark.kubernetes.driver.secretKeyRef.PASSWORD may not be set"},
+	{"sparkConf mounts a secret", "AnalyticsPipeline", map[string]any{"spec.spark.sparkConf": map[string]any{"spark.kubernetes.executor.secrets.admin": "/etc/admin"}}, "spark.kubernetes.executor.secrets.admin may not be set"},
+	{"sparkConf mounts a host path", "AnalyticsPipeline", map[string]any{"spec.spark.sparkConf": map[string]any{"spark.kubernetes.executor.volumes.hostPath.root.mount.path": "/host"}}, "spark.kubernetes.executor.volumes.hostPath.root.mount.path may not be set"},
+	{"sparkConf changes the driver's identity", "AnalyticsPipeline", map[string]any{"spec.spark.sparkConf": map[string]any{"spark.kubernetes.authenticate.driver.serviceAccountName": "cluster-admin"}}, "spark.kubernetes.authenticate.driver.serviceAccountName may not be set"},
+	{"sparkConf changes the namespace", "AnalyticsPipeline", map[string]any{"spec.spark.sparkConf": map[string]any{"spark.kubernetes.namespace": "kube-system"}}, "spark.kubernetes.namespace may not be set"},
+	{"sparkConf brings its own pod template", "AnalyticsPipeline", map[string]any{"spec.spark.sparkConf": map[string]any{"spark.kubernetes.executor.podTemplateFile": "/tmp/t.yaml"}}, "spark.kubernetes.executor.podTemplateFile may not be set"},
+	{"tiered shuffle on Spark 3", "AnalyticsPipeline", map[string]any{"spec.spark.sparkVersion": "3.5.1"}, "spec.spark.sparkVersion: the tiered shuffle plugin"},
+	{"Spark version not a version", "AnalyticsPipeline", map[string]any{"spec.spark.sparkVersion": "latest"}, "spec.spark.sparkVersion"},
+	{"fsGroup 0", "AnalyticsPipeline", map[string]any{"spec.spark.fsGroup": int64(0)}, "spec.spark.fsGroup"},
+	{"unknown virtual memory choice", "AnalyticsPipeline", map[string]any{"spec.elasticsearch.virtualMemory": "Swap"}, "spec.elasticsearch.virtualMemory"},
 }
 
 func manySettings(n int) map[string]any {

@@ -1,0 +1,88 @@
+package desired
+
+import (
+	"testing"
+
+	"k8s.io/utils/ptr"
+)
+
+// The pods the upstream operators make from Strata's objects must start and stay safe on a real
+// cluster: these tests pin what each builder sets for that (docs/security.md).
+
+func TestSparkPodsRunWithTheImagesGroup(t *testing.T) {
+	in := splitTiers()
+	for _, tc := range []struct {
+		fsGroup *int64
+		want    int64
+	}{{nil, 185}, {ptr.To[int64](2000), 2000}} {
+		in.Pipeline.Spec.Spark.FSGroup = tc.fsGroup
+		app := SparkApplication(in)
+		for role, container := range map[string]string{"driver": SparkDriverContainer, "executor": SparkExecutorContainer} {
+			if got := field(t, app, "spec", role, "template", "spec", "securityContext", "fsGroup"); got != tc.want {
+				t.Errorf("%s fsGroup %v, want %d", role, got, tc.want)
+			}
+			if got := field(t, app, "spec", role, "template", "spec", "securityContext", "fsGroupChangePolicy"); got != "OnRootMismatch" {
+				t.Errorf("%s fsGroupChangePolicy %v", role, got)
+			}
+			containers := field(t, app, "spec", role, "template", "spec", "containers").([]any)
+			if len(containers) != 1 || containers[0].(map[string]any)["name"] != container {
+				t.Errorf("%s template containers %v, want the one Spark fills in, %s", role, containers, container)
+			}
+		}
+	}
+}
+
+func TestElasticsearchVirtualMemory(t *testing.T) {
+	for _, choice := range []string{"", "MMapOff", "SysctlInitContainer", "NodeConfigured"} {
+		in := splitTiers()
+		in.Pipeline.Spec.Elasticsearch.VirtualMemory = choice
+		for _, set := range field(t, Elasticsearch(in), "spec", "nodeSets").([]any) {
+			s := set.(map[string]any)
+			config := s["config"].(map[string]any)
+			spec := s["podTemplate"].(map[string]any)["spec"].(map[string]any)
+			mmap, hasMMap := config["node.store.allow_mmap"]
+			inits, hasInit := spec["initContainers"]
+			switch choice {
+			case "", "MMapOff":
+				if mmap != false || hasInit {
+					t.Errorf("%q: node.store.allow_mmap %v, initContainers %v; want mmap off and no init container", choice, mmap, inits)
+				}
+			case "SysctlInitContainer":
+				c, _ := inits.([]any)
+				if hasMMap || len(c) != 1 || c[0].(map[string]any)["securityContext"].(map[string]any)["privileged"] != true {
+					t.Errorf("%q: allow_mmap %v, initContainers %v; want one privileged sysctl container", choice, mmap, inits)
+				}
+			case "NodeConfigured":
+				if hasMMap || hasInit {
+					t.Errorf("%q: allow_mmap %v, initContainers %v; want neither", choice, mmap, inits)
+				}
+			}
+		}
+	}
+}
+
+func TestKafkaPoolsSpread(t *testing.T) {
+	for _, key := range []string{"kubernetes.io/hostname", "topology.kubernetes.io/zone"} {
+		in := splitTiers()
+		in.Pipeline.Spec.Kafka.RackTopologyKey = key
+		for _, pool := range NodePools(in) {
+			spread := field(t, pool, "spec", "template", "pod", "topologySpreadConstraints").([]any)
+			want := map[string]string{"kubernetes.io/hostname": "DoNotSchedule"}
+			if key != "kubernetes.io/hostname" {
+				want[key] = "ScheduleAnyway"
+			}
+			if len(spread) != len(want) {
+				t.Fatalf("%s, key %s: %d constraints, want %d", pool.GetName(), key, len(spread), len(want))
+			}
+			for _, c := range spread {
+				m := c.(map[string]any)
+				k, _ := m["topologyKey"].(string)
+				labels := m["labelSelector"].(map[string]any)["matchLabels"].(map[string]any)
+				if want[k] != m["whenUnsatisfiable"] || m["maxSkew"] != int64(1) ||
+					labels[StrimziPoolLabel] != pool.GetName() || labels[StrimziClusterLabel] != KafkaName(in.Pipeline) {
+					t.Errorf("%s: constraint %v, want %s over %s selecting the pool's pods", pool.GetName(), m, want[k], k)
+				}
+			}
+		}
+	}
+}
