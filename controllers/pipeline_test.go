@@ -235,17 +235,13 @@ func waitGone(t *testing.T, c client.Client, obj client.Object) {
 func TestInvalidPlanNotRetried(t *testing.T) {
 	o := startOperator(t)
 	ns, _ := o.createSamples(t)
-	ctx := context.Background()
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
 	waitPlanned(t, o.c, p, func() error { return nil })
 	planned := p.Status.Plan.DeepCopy()
 
 	// Valid for the API (the CRD's image pattern and length), refused by the planner: a
 	// repository name over 255 characters, which distribution/reference does not parse.
-	p.Spec.Spark.Image = "registry.example/" + strings.Repeat("a", 300) + ":1.0"
-	if err := o.c.Update(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	updateSpec(t, o.c, p, func() { p.Spec.Spark.Image = "registry.example/" + strings.Repeat("a", 300) + ":1.0" })
 	waitFor(t, o.c, p, func() error {
 		if p.Status.ObservedGeneration != p.Generation {
 			return fmt.Errorf("not observed yet")
