@@ -192,7 +192,7 @@ func (r *PipelineReconciler) autoscale(_ context.Context, p *v1alpha1.AnalyticsP
 	}
 	interval := autoscale.Interval(spec)
 	if out.decision != nil {
-		observeUtilisation(p, out.read, out.at, interval)
+		observeUtilization(p, out.read, out.at, interval)
 	}
 	good, reason, msg := out.conditionMessage(interval)
 	status := metav1.ConditionFalse
@@ -262,10 +262,10 @@ func (r *PipelineReconciler) announceDecisions(ctx context.Context, p *v1alpha1.
 	}
 }
 
-// observeUtilisation publishes what the autoscaler saw for the dashboards: the brokers' link
+// observeUtilization publishes what the autoscaler saw for the dashboards: the brokers' link
 // use (the busier direction, averaged over the brokers) and the executors' page cache over
 // their reserve.
-func observeUtilisation(p *v1alpha1.AnalyticsPipeline, read autoscale.Observations, now time.Time, interval time.Duration) {
+func observeUtilization(p *v1alpha1.AnalyticsPipeline, read autoscale.Observations, now time.Time, interval time.Duration) {
 	fresh := func(s autoscale.Signal) (float64, bool) {
 		v, ok := read.Samples[s]
 		return v.Value, ok && now.Sub(v.Time) <= 2*interval

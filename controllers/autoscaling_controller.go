@@ -105,8 +105,8 @@ func (r *AutoscalingReconciler) read(ctx context.Context, p *v1alpha1.AnalyticsP
 		out.err = err
 		return out
 	}
-	served := servedChildKinds(missing)
-	obs, _, err := r.Pipelines.observe(ctx, p, served)
+	served := servedKinds(missing)
+	obs, err := r.Pipelines.observe(ctx, p, served)
 	if err != nil {
 		out.err = err
 		return out

@@ -10,13 +10,14 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/ssa"
 )
 
 // observed is what the cache holds of a pipeline's children, by kind and name.
-type observed map[objectKey]*unstructured.Unstructured
+type observed map[ssa.Key]*unstructured.Unstructured
 
 func (o observed) get(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
-	return o[objectKey{gvk: gvk, namespace: namespace, name: name}]
+	return o[ssa.Key{GVK: gvk, Namespace: namespace, Name: name}]
 }
 
 // childStatus is one condition computed from the children's own status, as their operators
@@ -75,7 +76,7 @@ func sparkStatus(app *unstructured.Unstructured) childStatus {
 	case "RUNNING":
 		return childStatus{metav1.ConditionTrue, v1alpha1.ReasonAvailable, "the Spark operator reports the application RUNNING"}
 	case "FAILED", "SUBMISSION_FAILED", "FAILING":
-		return childStatus{metav1.ConditionFalse, "ApplicationFailed", strings.TrimSpace("SparkApplication " + state + ": " + errMsg)}
+		return childStatus{metav1.ConditionFalse, v1alpha1.ReasonApplicationFailed, strings.TrimSpace("SparkApplication " + state + ": " + errMsg)}
 	case "":
 		return progressing("SparkApplication %s not yet submitted by the Spark operator", app.GetName())
 	default:
@@ -92,7 +93,7 @@ func elasticsearchStatus(es *unstructured.Unstructured) childStatus {
 	health, _, _ := unstructured.NestedString(es.Object, "status", "health")
 	switch {
 	case health == "red":
-		return childStatus{metav1.ConditionFalse, "Unhealthy", fmt.Sprintf("ECK reports Elasticsearch %s health red (phase %q)", es.GetName(), phase)}
+		return childStatus{metav1.ConditionFalse, v1alpha1.ReasonUnhealthy, fmt.Sprintf("ECK reports Elasticsearch %s health red (phase %q)", es.GetName(), phase)}
 	case phase == "Ready" && (health == "green" || health == "yellow"):
 		return childStatus{metav1.ConditionTrue, v1alpha1.ReasonAvailable, fmt.Sprintf("ECK reports Elasticsearch %s Ready, health %s", es.GetName(), health)}
 	case phase == "":

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/strata-dev/strata/internal/autoscale"
+	"github.com/strata-dev/strata/internal/ssa"
 )
 
 // FieldOwner is the server-side apply field manager of everything the operator writes.
@@ -33,10 +34,13 @@ func WithPrometheusAccess(a autoscale.Access) Option {
 
 // Setup registers every Strata controller with the manager.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
+	// One server-side-apply path, and one bounded cache of what it applied, for every controller.
+	applier := ssa.New(mgr.GetClient(), FieldOwner, ssa.DefaultCacheSize)
 	pipelines := &PipelineReconciler{
 		Client:   mgr.GetClient(),
 		Recorder: mgr.GetEventRecorder("strata-pipeline"),
 		Mapper:   mgr.GetRESTMapper(),
+		Applier:  applier,
 	}
 	for _, o := range opts {
 		o(pipelines)
@@ -54,6 +58,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 	if err := autoscaling.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	tiers := &TierReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("strata-tier")}
+	tiers := &TierReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("strata-tier"), Applier: applier}
 	return tiers.SetupWithManager(ctx, mgr)
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/ssa"
 )
 
 // TierFinalizer is set on local tiers: when such a tier is deleted, the controller deletes its
@@ -32,6 +33,8 @@ const TierFinalizer = "strata.dev/local-volumes"
 type TierReconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
+	// Applier is the server-side-apply path the controllers share; nil: one of its own.
+	Applier *ssa.Applier
 }
 
 // +kubebuilder:rbac:groups=strata.dev,resources=storagetiers,verbs=get;list;watch;patch
@@ -47,9 +50,13 @@ type TierReconciler struct {
 func (r *TierReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	t := &v1alpha1.StorageTier{}
 	if err := r.Client.Get(ctx, req.NamespacedName, t); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Applier.ForgetScope(tierScope(req.Name))
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !t.DeletionTimestamp.IsZero() {
+		r.Applier.ForgetScope(tierScope(t.Name))
 		return ctrl.Result{}, r.finalize(ctx, t)
 	}
 	if t.Spec.Local != nil && !controllerutil.ContainsFinalizer(t, TierFinalizer) {
@@ -147,6 +154,9 @@ func (r *TierReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager)
 		return []string{o.(*v1alpha1.StorageTier).Spec.StorageClassName}
 	}); err != nil {
 		return err
+	}
+	if r.Applier == nil {
+		r.Applier = ssa.New(r.Client, FieldOwner, ssa.DefaultCacheSize)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("storagetier").

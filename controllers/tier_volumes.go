@@ -12,9 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -73,7 +71,7 @@ func (r *TierReconciler) syncLocal(ctx context.Context, t *v1alpha1.StorageTier,
 					want.Name, desired.LabelTier, want.Labels[desired.LabelTier], desired.AnnotationTier))
 				continue
 			}
-			if err := r.apply(ctx, want); err != nil {
+			if err := r.Applier.ApplyTyped(ctx, tierScope(t.Name), want, nil); err != nil {
 				return res, fmt.Errorf("creating PersistentVolume %s: %w", want.Name, err)
 			}
 			res.volumes = append(res.volumes, want)
@@ -95,7 +93,7 @@ func (r *TierReconciler) syncLocal(ctx context.Context, t *v1alpha1.StorageTier,
 			}
 			recreating++
 		default:
-			if err := r.apply(ctx, want); err != nil {
+			if err := r.Applier.ApplyTyped(ctx, tierScope(t.Name), want, cur); err != nil {
 				return res, fmt.Errorf("updating PersistentVolume %s: %w", want.Name, err)
 			}
 			res.volumes = append(res.volumes, want)
@@ -166,7 +164,7 @@ func (r *TierReconciler) ensureStorageClass(ctx context.Context, t *v1alpha1.Sto
 	err = r.Client.Get(ctx, client.ObjectKey{Name: want.Name}, cur)
 	switch {
 	case apierrors.IsNotFound(err):
-		return "", r.apply(ctx, want)
+		return "", r.Applier.ApplyTyped(ctx, tierScope(t.Name), want, nil)
 	case err != nil:
 		return "", err
 	}
@@ -177,7 +175,7 @@ func (r *TierReconciler) ensureStorageClass(ctx context.Context, t *v1alpha1.Sto
 		return "", nil
 	}
 	// Compatible (a class made by hand the same way is adopted): labels and owner reference.
-	return "", r.apply(ctx, want)
+	return "", r.Applier.ApplyTyped(ctx, tierScope(t.Name), want, cur)
 }
 
 // classConflict says how an existing class differs from what a local tier needs, in the fields
@@ -425,20 +423,6 @@ func (r *TierReconciler) nodes(ctx context.Context) ([]corev1.Node, error) {
 		nodes = append(nodes, corev1.Node{ObjectMeta: m.ObjectMeta})
 	}
 	return nodes, nil
-}
-
-// apply server-side applies a typed object the desired package built, as FieldOwner, taking
-// over fields another manager set. Only the fields the builder sets are sent: no status, no
-// creation timestamp.
-func (r *TierReconciler) apply(ctx context.Context, obj client.Object) error {
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return err
-	}
-	delete(content, "status")
-	unstructured.RemoveNestedField(content, "metadata", "creationTimestamp")
-	u := &unstructured.Unstructured{Object: content}
-	return r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
 }
 
 // volumeTotals are the status' count and capacity of a tier's volumes (no capacity for none).

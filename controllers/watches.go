@@ -55,36 +55,6 @@ func (w *childWatches) ensure(gvks []schema.GroupVersionKind) error {
 	return nil
 }
 
-// childKinds are the kinds of every object internal/desired builds, as the UpstreamKind they
-// belong to (ConfigMaps are always served).
-var childKinds = []struct {
-	gvk      schema.GroupVersionKind
-	upstream *UpstreamKind
-}{
-	{desired.ConfigMapGVK, nil},
-	{desired.KafkaNodePoolGVK, &KindKafkaNodePool},
-	{desired.KafkaGVK, &KindKafka},
-	{desired.KafkaTopicGVK, &KindKafkaTopic},
-	{desired.KafkaRebalanceGVK, &KindKafkaRebalance},
-	{desired.ElasticsearchGVK, &KindElasticsearch},
-	{desired.SparkApplicationGVK, &KindSparkApplication},
-}
-
-// servedChildKinds returns the child kinds the API server serves, given the missing ones.
-func servedChildKinds(missing []UpstreamKind) []schema.GroupVersionKind {
-	absent := map[schema.GroupVersionKind]bool{}
-	for _, k := range missing {
-		absent[k.GVK] = true
-	}
-	var out []schema.GroupVersionKind
-	for _, k := range childKinds {
-		if !absent[k.gvk] {
-			out = append(out, k.gvk)
-		}
-	}
-	return out
-}
-
 // ManagerOptions adds what Strata's controllers need to a manager's options: children are read
 // from the cache as unstructured objects (they are third-party kinds), and the ConfigMap and
 // PersistentVolume caches hold only Strata's own objects (the setting is per kind, for typed and

@@ -131,17 +131,6 @@ const (
 	ActionBlocked = "Blocked"
 )
 
-// Reasons of the Autoscaling condition.
-const (
-	// ReasonAutoscalingActive: metrics are fresh and the autoscaler decides every interval.
-	ReasonAutoscalingActive = "Active"
-	// ReasonMetricsUnavailable: Prometheus cannot be reached, or a signal a resource needs has
-	// no fresh sample; that resource is not scaled.
-	ReasonMetricsUnavailable = "MetricsUnavailable"
-	// ReasonInvalidQuery: a query in spec.autoscaling.queries does not parse.
-	ReasonInvalidQuery = "InvalidQuery"
-)
-
 // AutoscalingStatus is what the autoscaler decided, and the little state its stabilisation
 // windows and cool-downs need, so that a restarted operator carries on where it stopped.
 type AutoscalingStatus struct {

@@ -1,6 +1,6 @@
 package v1alpha1
 
-// Condition types the operator sets. Each is documented in the README with its reasons.
+// Condition types the operator sets, and every reason they carry (docs/api.md documents them).
 const (
 	// ConditionReady: the pipeline's plan is valid and every child reports ready; for a tier,
 	// its StorageClass and volumes exist.
@@ -44,6 +44,17 @@ const (
 	ReasonAvailable = "Available"
 )
 
+// Condition reasons a child's operator reports through KafkaReady, SparkReady or
+// ElasticsearchReady.
+const (
+	// ReasonApplicationFailed: the Spark operator reports the SparkApplication failed (FAILED,
+	// SUBMISSION_FAILED, FAILING); the message carries its error message.
+	ReasonApplicationFailed = "ApplicationFailed"
+	// ReasonUnhealthy: ECK reports the Elasticsearch cluster's health red.
+	ReasonUnhealthy = "Unhealthy"
+)
+
+
 // Condition reasons of a StorageTier.
 const (
 	// ReasonStorageClassConflict: a local tier's StorageClass exists but is not one Strata can
@@ -55,4 +66,15 @@ const (
 	// ReasonPersistentVolumeConflict: a local volume's name is taken by a PersistentVolume that
 	// is not the tier's, or one of the tier's volumes cannot be brought in step with the spec.
 	ReasonPersistentVolumeConflict = "PersistentVolumeConflict"
+)
+
+// Reasons of the Autoscaling condition.
+const (
+	// ReasonAutoscalingActive: metrics are fresh and the autoscaler decides every interval.
+	ReasonAutoscalingActive = "Active"
+	// ReasonMetricsUnavailable: Prometheus cannot be reached, or a signal a resource needs has
+	// no fresh sample; that resource is not scaled.
+	ReasonMetricsUnavailable = "MetricsUnavailable"
+	// ReasonInvalidQuery: a query in spec.autoscaling.queries does not parse.
+	ReasonInvalidQuery = "InvalidQuery"
 )

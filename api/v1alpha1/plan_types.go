@@ -12,7 +12,7 @@ const (
 	StageSparkProcessing       = "SparkProcessing"
 	StageSparkNetwork          = "SparkNetwork"
 	StageElasticsearchIndexing = "ElasticsearchIndexing"
-	// BottleneckNone: every stage carries the workload within the target utilisation.
+	// BottleneckNone: every stage carries the workload within the target utilization.
 	BottleneckNone = "None"
 )
 
@@ -48,7 +48,7 @@ type Plan struct {
 	IngestBytesPerSecond int64 `json:"ingestBytesPerSecond"`
 	// linkUsableBytesPerSecond is one link's usable rate: bits ÷ 8 × efficiency.
 	LinkUsableBytesPerSecond int64 `json:"linkUsableBytesPerSecond"`
-	// linkPlannedBytesPerSecond is the usable rate times the target utilisation: what the plan
+	// linkPlannedBytesPerSecond is the usable rate times the target utilization: what the plan
 	// lets one link carry.
 	LinkPlannedBytesPerSecond int64 `json:"linkPlannedBytesPerSecond"`
 	// brokerReceiveBytesPerSecond is what one broker receives: from producers and from the
@@ -70,7 +70,7 @@ type Plan struct {
 	// maxMessagesPerSecond is the smallest stage capacity: what the pipeline can carry.
 	MaxMessagesPerSecond int64 `json:"maxMessagesPerSecond"`
 	// bottleneck names the stage with the smallest capacity when some stage cannot carry the
-	// workload within the target utilisation, else None.
+	// workload within the target utilization, else None.
 	Bottleneck string `json:"bottleneck"`
 	// unsatisfied says why the workload cannot be carried within the spec's bounds; empty when
 	// it can.

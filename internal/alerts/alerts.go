@@ -101,9 +101,9 @@ func pipelineAlerts() []Alert {
 			Expr: `strata_pipeline_stage_capacity_messages_per_second * on (namespace, pipeline, stage) group_left () ` +
 				`(strata_pipeline_bottleneck_info{stage!="None"} == 1)`,
 			For:     10 * time.Minute,
-			Summary: "A stage of the pipeline cannot carry its workload within the target utilisation.",
+			Summary: "A stage of the pipeline cannot carry its workload within the target utilization.",
 			Description: "Pipeline " + pipelineRef + ": {{ $labels.stage }} is the bottleneck; it carries at most " +
-				"{{ $value | humanize }} messages/s at full use, too little for the workload within the target utilisation.",
+				"{{ $value | humanize }} messages/s at full use, too little for the workload within the target utilization.",
 		},
 		{
 			Name:     "StrataKafkaBrokerLinkSaturated",
@@ -111,9 +111,9 @@ func pipelineAlerts() []Alert {
 			Expr: fmt.Sprintf(`(%s) > on (namespace, pipeline) group_left () strata_pipeline_target_utilization_ratio`,
 				s.BrokerLinkUtilization()),
 			For:     15 * time.Minute,
-			Summary: "A Kafka broker's network link is above the target utilisation.",
+			Summary: "A Kafka broker's network link is above the target utilization.",
 			Description: "Broker {{ $labels.pod }} of pipeline " + pipelineRef + " uses {{ $value | humanizePercentage }} " +
-				"of its usable link, above the pipeline's target utilisation: replication and consumers fall behind.",
+				"of its usable link, above the pipeline's target utilization: replication and consumers fall behind.",
 		},
 		{
 			Name:     "StrataConsumerLagGrowing",

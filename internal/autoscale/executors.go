@@ -24,7 +24,7 @@ const (
 )
 
 // executorReading: executors needed to process the ingest plus drain the lag within the drain
-// time, within the target utilisation, at the (refined) per-executor rate. It also returns
+// time, within the target utilization, at the (refined) per-executor rate. It also returns
 // that rate.
 //
 // A scale-down needs the lag drained (less than one interval's ingest): executors are not
@@ -116,7 +116,7 @@ func (r *recommender) drainSeconds() float64 {
 	return math.Max(r.pol.Stabilization.Seconds(), 4*r.pol.Interval.Seconds())
 }
 
-// catchUp is how many units of capacity `each` carry the ingest within the target utilisation
+// catchUp is how many units of capacity `each` carry the ingest within the target utilization
 // and the ingest plus the lag's drain (need) at full capacity: the headroom the target keeps is
 // there for catching up, so a lag the units can drain with it asks for no more of them. A job
 // resubmitted to change its executors comes back with the lag of its downtime; counting that

@@ -69,7 +69,7 @@ type Decision struct {
 	Summary string
 }
 
-// hysteresisPoints is the margin under the target utilisation a scale-down must leave: with a
+// hysteresisPoints is the margin under the target utilization a scale-down must leave: with a
 // target of 80 %, brokers are removed only when the rest would run at 70 % or less, so that
 // the load that asked for the removal does not at once ask for the broker back.
 const hysteresisPoints = 10

@@ -127,8 +127,8 @@ func writeSizing(t *tableWriter, s v1alpha1.AnalyticsPipelineSpec, pl v1alpha1.P
 	)
 }
 
-// utilisation is the workload as a share of a stage's capacity, in percent.
-func utilisation(mps, capacity int64) float64 {
+// utilization is the workload as a share of a stage's capacity, in percent.
+func utilization(mps, capacity int64) float64 {
 	if capacity <= 0 {
 		return 0
 	}
@@ -139,10 +139,10 @@ func loadString(mps, capacity int64) string {
 	if capacity <= 0 {
 		return "no capacity"
 	}
-	return fmt.Sprintf("%.1f%%", utilisation(mps, capacity))
+	return fmt.Sprintf("%.1f%%", utilization(mps, capacity))
 }
 
-// overTarget reports whether a stage cannot carry the workload within the target utilisation,
+// overTarget reports whether a stage cannot carry the workload within the target utilization,
 // the same test the planner makes (cross-multiplied, to stay in integers).
 func overTarget(mps, capacity int64, target int32) bool {
 	return capacity*int64(target) < mps*100 || capacity <= 0

@@ -3,7 +3,7 @@
 // broken dashboard fails `make observability` and the tests, not a user's Grafana.
 //
 //   - strata-pipeline: one pipeline (namespace and pipeline variables): every stage's capacity
-//     against the workload and the measured rates, the bottleneck, link utilisation per broker,
+//     against the workload and the measured rates, the bottleneck, link utilization per broker,
 //     consumer lag, page cache, disk reads and spill per executor, Elasticsearch indexing,
 //     storage per tier and its monthly cost, the autoscaler's replicas and decisions;
 //   - strata-operator: the operator itself: reconcile rate, errors, latency, work-queue depth,
@@ -114,7 +114,7 @@ func Pipeline() *dashboard.DashboardBuilder {
 	variables(b, true)
 
 	b.WithRow(dashboard.NewRowBuilder("Plan"))
-	b.WithPanel(single("Bottleneck", "The stage the plan names as the bottleneck; None when every stage carries the workload within the target utilisation.",
+	b.WithPanel(single("Bottleneck", "The stage the plan names as the bottleneck; None when every stage carries the workload within the target utilization.",
 		"", q(s.M("strata_pipeline_bottleneck_info"), "{{stage}}"), common.BigValueTextModeName))
 	b.WithPanel(single("Workload", "spec.workload.messagesPerSecond: the ingest the pipeline must carry.",
 		"msg/s", q(s.M("strata_pipeline_workload_messages_per_second"), "workload"), common.BigValueTextModeValue))
@@ -138,8 +138,8 @@ func Pipeline() *dashboard.DashboardBuilder {
 		q(s.ProcessingRate(), "consumed by {{consumergroup}}")).Span(24))
 
 	b.WithRow(dashboard.NewRowBuilder("Kafka"))
-	b.WithPanel(series("Link utilisation per broker",
-		"Each broker's busier direction (cAdvisor's pod network counters) over the usable link rate; the line is the target utilisation.",
+	b.WithPanel(series("Link utilization per broker",
+		"Each broker's busier direction (cAdvisor's pod network counters) over the usable link rate; the line is the target utilization.",
 		"percentunit",
 		q(s.BrokerLinkUtilization(), "{{pod}}"),
 		q(s.M("strata_pipeline_target_utilization_ratio"), "target")))

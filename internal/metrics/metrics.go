@@ -122,7 +122,7 @@ func Descriptions() []Description {
 		d(WorkloadBytes, "The ingest in bytes per second (messagesPerSecond x messageBytes).", ""),
 		d(StageCapacity, "What each stage carries at 100% of its usable resources, as planned.", "stage"),
 		d(MaxMessages, "What the pipeline carries: its smallest stage capacity.", ""),
-		d(Bottleneck, "The stage the plan names as the bottleneck (1); stage=\"None\" when every stage carries the workload within the target utilisation.", "stage"),
+		d(Bottleneck, "The stage the plan names as the bottleneck (1); stage=\"None\" when every stage carries the workload within the target utilization.", "stage"),
 		d(LinkUsable, "One node's usable link rate: linkBitsPerSecond / 8 x efficiency.", ""),
 		d(TargetUtilization, "The planning headroom: spec.network.targetUtilizationPercent / 100.", ""),
 		d(BrokerPlannedBytes, "What the plan expects one broker to receive, send and write to disk.", "direction"),
@@ -135,8 +135,8 @@ func Descriptions() []Description {
 		d(SingleTierMonthlyCost, "What the same storage would cost a month on the fastest tier the pipeline names.", ""),
 		d(Condition, "Each status condition: 1 when True, 0 when False or Unknown, with its reason.", "type,reason"),
 		d(AutoscalingEnabled, "1 when spec.autoscaling.enabled, else 0.", ""),
-		observed(d(BrokerLinkUtilization, "The busiest broker's link use as the autoscaler last observed it: the larger of "+
-			"received and sent bytes per second over the usable link rate.", "")),
+		observed(d(BrokerLinkUtilization, "The brokers' average link use as the autoscaler last observed it: the "+
+			"larger of the cluster's received and sent bytes per second, over the brokers, over the usable link rate.", "")),
 		observed(d(ExecutorPageCacheRatio, "The executors' page cache as the autoscaler last observed it, over the planned "+
 			"page-cache reserve (below 1: the reserve is not filled, or is taken by other memory).", "")),
 	}
@@ -175,8 +175,8 @@ func Forget(namespace, name string) { Default.Forget(namespace, name) }
 // register with the labels namespace and pipeline (the autoscaler's decisions counter).
 func ForgetAlso(vec PartialDeleter) { Default.ForgetAlso(vec) }
 
-// SetBrokerLinkUtilization records, for the autoscaler, the busiest broker's link use as last
-// observed: max(received, sent) bytes per second of the busiest broker over the usable link
+// SetBrokerLinkUtilization records, for the autoscaler, the brokers' average link use as last
+// observed: max(received, sent) bytes per second of the cluster, over the brokers, over the usable link
 // rate (status.plan.linkUsableBytesPerSecond), a ratio where 1 is a saturated link. The series
 // stays until the next call or until the pipeline is forgotten.
 func SetBrokerLinkUtilization(namespace, name string, ratio float64) {

@@ -93,7 +93,7 @@ func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier) (v1alp
 // Every stage of the pipeline gets a capacity: the ingest rate, in records per second, it could
 // carry at 100 % of its usable resources (for links, the usable link rate) with the counts the
 // plan chose. Capacities are what users compare with what they measure, so they are stated at
-// 100 %; the target utilisation only decides whether a stage has enough headroom.
+// 100 %; the target utilization only decides whether a stage has enough headroom.
 //
 // The decisions use the exact rational capacities, which is what makes them agree with the
 // count choices: a stage is under target exactly when the count chosen for it fell short of its
@@ -137,7 +137,7 @@ func stages(in stageInputs) []stage {
 	}
 }
 
-// underTarget reports whether a stage cannot carry the workload within the target utilisation.
+// underTarget reports whether a stage cannot carry the workload within the target utilization.
 func underTarget(s stage, messagesPerSecond int64, target int32) bool {
 	// capacity·target/100 < mps, cross-multiplied to stay in integers.
 	lhs := new(big.Int).Mul(s.capacity.Num(), big.NewInt(int64(target)))
@@ -146,7 +146,7 @@ func underTarget(s stage, messagesPerSecond int64, target int32) bool {
 }
 
 // bottleneck returns the slowest stage's index and the bottleneck's name: None when every stage
-// carries the workload within the target utilisation, else the slowest stage. (If any stage is
+// carries the workload within the target utilization, else the slowest stage. (If any stage is
 // under target, so is the slowest, so the slowest is always the one to relieve first.)
 func bottleneck(ss []stage, messagesPerSecond int64, target int32) (slowest int, name string) {
 	for i := range ss {

@@ -21,7 +21,7 @@ import (
 // planned link rate and the log writes under the log tier's planned write bandwidth.
 
 // linkRates is one node's link: usable is what the wire carries after protocol overhead
-// (bits ÷ 8 × efficiency), planned is the share of it the plan may fill (× target utilisation).
+// (bits ÷ 8 × efficiency), planned is the share of it the plan may fill (× target utilization).
 type linkRates struct {
 	usable, planned *big.Rat
 }
@@ -145,7 +145,7 @@ func producerSend(w workload, link linkRates, producers int32, why *reasons) *bi
 // nodes and the index's shards.
 //
 // Executors and data nodes are sized like the brokers: the smallest count within the spec's
-// bounds that carries the ingest at the target utilisation, given each one's measured rate.
+// bounds that carries the ingest at the target utilization, given each one's measured rate.
 // Executors must also be able to read their share of the consumer traffic over their own link,
 // so the executor count is the larger of the two requirements (docs/planning.md,
 // "Spark executors and partitions").

@@ -1,0 +1,85 @@
+package controllers
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/desired"
+)
+
+// setChildConditions sets KafkaReady, SparkReady and ElasticsearchReady from the children's own
+// status, or from the missing CRDs.
+func setChildConditions(conds conditions, p *v1alpha1.AnalyticsPipeline, missing []ChildKind, obs observed) {
+	statuses := map[string]func() childStatus{
+		v1alpha1.ConditionKafkaReady: func() childStatus {
+			return kafkaStatus(obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
+				obs.get(desired.KafkaTopicGVK, p.Namespace, desired.KafkaTopicName(p)))
+		},
+		v1alpha1.ConditionSparkReady: func() childStatus {
+			return sparkStatus(obs.get(desired.SparkApplicationGVK, p.Namespace, desired.SparkApplicationName(p)))
+		},
+		v1alpha1.ConditionElasticsearchReady: func() childStatus {
+			return elasticsearchStatus(obs.get(desired.ElasticsearchGVK, p.Namespace, desired.ElasticsearchName(p)))
+		},
+	}
+	for _, c := range []string{v1alpha1.ConditionKafkaReady, v1alpha1.ConditionSparkReady, v1alpha1.ConditionElasticsearchReady} {
+		if msg := missingMessage(missing, c); msg != "" {
+			conds.set(c, metav1.ConditionFalse, v1alpha1.ReasonUpstreamCRDMissing, msg)
+			continue
+		}
+		s := statuses[c]()
+		conds.set(c, s.status, s.reason, s.message)
+	}
+}
+
+// setStorageCondition: every StorageTier the pipeline names exists and is Ready.
+func setStorageCondition(conds conditions, tiers map[string]*v1alpha1.StorageTier, absent []string) {
+	if len(absent) > 0 {
+		conds.set(v1alpha1.ConditionStorageReady, metav1.ConditionFalse, v1alpha1.ReasonTierNotFound,
+			fmt.Sprintf("StorageTier %s not found", strings.Join(quoteAll(absent), ", ")))
+		return
+	}
+	var notReady []string
+	for name, t := range tiers {
+		if !meta.IsStatusConditionTrue(t.Status.Conditions, v1alpha1.ConditionReady) {
+			notReady = append(notReady, name)
+		}
+	}
+	sort.Strings(notReady)
+	if len(notReady) > 0 {
+		conds.set(v1alpha1.ConditionStorageReady, metav1.ConditionFalse, v1alpha1.ReasonProgressing,
+			fmt.Sprintf("StorageTier %s not Ready", strings.Join(quoteAll(notReady), ", ")))
+		return
+	}
+	conds.set(v1alpha1.ConditionStorageReady, metav1.ConditionTrue, v1alpha1.ReasonAvailable, "every StorageTier is Ready")
+}
+
+// setReadyCondition sums the other conditions up: Ready is True only when all of them are.
+func setReadyCondition(conds conditions) {
+	for _, c := range []string{v1alpha1.ConditionPlanValid, v1alpha1.ConditionStorageReady,
+		v1alpha1.ConditionKafkaReady, v1alpha1.ConditionSparkReady, v1alpha1.ConditionElasticsearchReady} {
+		cond := meta.FindStatusCondition(*conds.list, c)
+		if cond == nil || cond.Status != metav1.ConditionTrue {
+			reason, msg := v1alpha1.ReasonProgressing, c+" is not yet known"
+			if cond != nil {
+				reason, msg = cond.Reason, c+": "+cond.Message
+			}
+			conds.set(v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
+			return
+		}
+	}
+	conds.set(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonAvailable, "the pipeline runs as planned")
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = fmt.Sprintf("%q", n)
+	}
+	return out
+}

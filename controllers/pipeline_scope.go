@@ -1,0 +1,129 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	pipelinemetrics "github.com/strata-dev/strata/internal/metrics"
+)
+
+// scope is what one reconcile of a pipeline knows, filled in step by step (as in Cluster API's
+// topology controller): what it read, what it computed, and the status it builds. Steps talk
+// to each other only through it.
+type scope struct {
+	// pipeline is the pipeline as read, whose status the steps build in place; before is a
+	// copy as read: the base of the status patch and of the condition transitions.
+	pipeline, before *v1alpha1.AnalyticsPipeline
+	conds            conditions
+
+	// Observations.
+	missing     []ChildKind               // child kinds the API server does not serve
+	served      []schema.GroupVersionKind // child kinds it serves
+	tiers       map[string]*v1alpha1.StorageTier
+	absentTiers []string
+	observed    observed // the children, by identity; the apply step records the server's answers
+
+	// Computed.
+	effective *v1alpha1.AnalyticsPipeline // the pipeline with the autoscaler's targets applied
+	recheck   time.Duration               // when to look again (0: on the next event)
+	plan      v1alpha1.Plan
+	planned   bool // plan is valid enough to apply
+	desired   []*unstructured.Unstructured
+	failures  []*childError // children the API server refused to apply or delete
+}
+
+// load reads the pipeline and returns its scope; nil when there is nothing to reconcile (the
+// pipeline is gone or being deleted: what the operator kept about it is forgotten).
+func (r *PipelineReconciler) load(ctx context.Context, req reconcile.Request) (*scope, error) {
+	p := &v1alpha1.AnalyticsPipeline{}
+	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+		}
+		return nil, client.IgnoreNotFound(err)
+	}
+	if p.DeletionTimestamp != nil {
+		r.forget(req.NamespacedName)
+		return nil, nil
+	}
+	return &scope{
+		pipeline: p,
+		before:   p.DeepCopy(),
+		conds:    conditions{list: &p.Status.Conditions, generation: p.Generation},
+		observed: observed{},
+	}, nil
+}
+
+// forget drops what the operator keeps about a deleted pipeline: its metrics, the autoscaler's
+// memory of it and its applied children's cache entries.
+func (r *PipelineReconciler) forget(key client.ObjectKey) {
+	pipelinemetrics.Forget(key.Namespace, key.Name)
+	if r.Autoscaler != nil {
+		r.Autoscaler.Forget(key)
+	}
+	r.Applier.ForgetScope(pipelineScope(key))
+}
+
+// writeStatus ends every reconcile: it announces the conditions that changed, publishes the
+// metrics, and writes the status if it changed.
+func (r *PipelineReconciler) writeStatus(ctx context.Context, s *scope) error {
+	p := s.pipeline
+	if len(s.missing) > 0 && !meta.IsStatusConditionFalse(s.before.Status.Conditions, v1alpha1.ConditionKafkaReady) {
+		log.FromContext(ctx).Info("upstream CRDs missing; waiting for them", "missing", kindNames(s.missing))
+	}
+	announceTransitions(r.Recorder, p, s.before.Status.Conditions, p.Status.Conditions)
+	pipelinemetrics.Observe(p) // the plan, stage capacities, bottleneck, storage cost, conditions
+	return patchStatus(ctx, r.Client, p, s.before, s.before.Status, p.Status)
+}
+
+// missingCRDRecheck is how often a pipeline waiting for an upstream CRD looks again.
+const missingCRDRecheck = 15 * time.Second
+
+// result says when to look again: an autoscaled pipeline every interval; one waiting for a
+// CRD soon, because a new CRD's event can arrive before the API server's discovery serves its
+// kind, and no further event follows.
+func (s *scope) result() ctrl.Result {
+	recheck := s.recheck
+	if len(s.missing) > 0 && (recheck == 0 || recheck > missingCRDRecheck) {
+		recheck = missingCRDRecheck
+	}
+	return ctrl.Result{RequeueAfter: recheck}
+}
+
+// applyErr joins the children's failures (nil when there are none): the reconcile is retried
+// with backoff.
+func (s *scope) applyErr() error {
+	errs := make([]error, len(s.failures))
+	for i, f := range s.failures {
+		errs[i] = f
+	}
+	return errors.Join(errs...)
+}
+
+// failuresByCondition joins the failures' messages per condition that reports them, in a
+// stable order (the message is part of the status).
+func (s *scope) failuresByCondition() map[string]string {
+	out := map[string]string{}
+	sorted := append([]*childError(nil), s.failures...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Error() < sorted[j].Error() })
+	for _, f := range sorted {
+		c := f.condition()
+		if out[c] != "" {
+			out[c] += "; "
+		}
+		out[c] += f.Error()
+	}
+	return out
+}

@@ -1,0 +1,227 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/plan"
+	"github.com/strata-dev/strata/internal/ssa"
+)
+
+// The steps of Reconcile, in its order. Each reads and fills in the scope; an error ends the
+// reconcile (the status built so far is still written) and brings a retry with backoff.
+
+// discoverKinds finds the child kinds the API server serves and watches those not watched yet.
+func (r *PipelineReconciler) discoverKinds(_ context.Context, s *scope) error {
+	missing, err := missingKinds(r.Mapper)
+	if err != nil {
+		return err
+	}
+	s.missing, s.served = missing, servedKinds(missing)
+	return r.watches.ensure(s.served)
+}
+
+// readTiers reads the StorageTiers the pipeline names and sets StorageReady.
+func (r *PipelineReconciler) readTiers(ctx context.Context, s *scope) (err error) {
+	if s.tiers, s.absentTiers, err = r.tiers(ctx, s.pipeline); err != nil {
+		return err
+	}
+	setStorageCondition(s.conds, s.tiers, s.absentTiers)
+	return nil
+}
+
+// observeChildren reads the pipeline's children of every served kind from the cache.
+func (r *PipelineReconciler) observeChildren(ctx context.Context, s *scope) (err error) {
+	s.observed, err = r.observe(ctx, s.pipeline, s.served)
+	return err
+}
+
+// tiers returns the StorageTiers p names, by name, and the names that do not exist.
+func (r *PipelineReconciler) tiers(ctx context.Context, p *v1alpha1.AnalyticsPipeline) (map[string]*v1alpha1.StorageTier, []string, error) {
+	found := map[string]*v1alpha1.StorageTier{}
+	var absent []string
+	for _, name := range tierNames(p) {
+		t := &v1alpha1.StorageTier{}
+		err := r.Client.Get(ctx, client.ObjectKey{Name: name}, t)
+		switch {
+		case apierrors.IsNotFound(err):
+			absent = append(absent, name)
+		case err != nil:
+			return nil, nil, err
+		default:
+			found[name] = t
+		}
+	}
+	return found, absent, nil
+}
+
+// observe reads p's children of the served kinds from the cache, by identity.
+func (r *PipelineReconciler) observe(ctx context.Context, p *v1alpha1.AnalyticsPipeline, served []schema.GroupVersionKind) (observed, error) {
+	obs := observed{}
+	for _, gvk := range served {
+		objs, err := children(ctx, r.Client, gvk, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			obs[ssa.KeyOf(o)] = o
+		}
+	}
+	return obs, nil
+}
+
+// autoscaleStep: the autoscaler's targets act as overrides on the spec, so that the plan stays
+// the one path from spec to children.
+func (r *PipelineReconciler) autoscaleStep(ctx context.Context, s *scope) error {
+	s.effective, s.recheck = r.autoscale(ctx, s.pipeline, s.tiers, s.observed, s.served, s.conds)
+	return nil
+}
+
+// planStep computes the plan and sets PlanValid. An invalid spec is not retried: the next
+// change to the pipeline or its tiers triggers the next attempt. Partitions never shrink:
+// Kafka cannot remove them.
+func (r *PipelineReconciler) planStep(_ context.Context, s *scope) error {
+	list := make([]v1alpha1.StorageTier, 0, len(s.tiers))
+	for _, name := range tierNames(s.effective) {
+		if t, ok := s.tiers[name]; ok {
+			list = append(list, *t)
+		}
+	}
+	planned, err := plan.Compute(s.effective, list)
+	s.plan = planned
+	switch {
+	case plan.IsMissingTier(err):
+		s.conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonTierNotFound,
+			err.Error()+": the pipeline is planned when the tier exists")
+		return nil
+	case err != nil:
+		s.conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, err.Error())
+		return nil
+	}
+	s.planned = true
+	msg := fmt.Sprintf("%d brokers, %d executors, %d data nodes; bottleneck %s", planned.Brokers,
+		planned.Executors, planned.ElasticsearchDataNodes, planned.Bottleneck)
+	if current := topicPartitions(s.observed, s.pipeline); current > planned.Partitions {
+		msg += fmt.Sprintf("; the topic keeps its %d partitions although the plan wants %d: Kafka cannot remove partitions",
+			current, planned.Partitions)
+		s.plan.Partitions = current
+	}
+	if planned.Unsatisfied != "" {
+		s.conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonCapacityExceeded,
+			planned.Unsatisfied+" (applied at the spec's bounds)")
+		return nil
+	}
+	s.conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionTrue, v1alpha1.ReasonPlanned, msg)
+	return nil
+}
+
+// buildDesired builds the children the plan wants, of the kinds the API server serves.
+func (r *PipelineReconciler) buildDesired(_ context.Context, s *scope) error {
+	if !s.planned {
+		return nil
+	}
+	served := map[string]bool{}
+	for _, gvk := range s.served {
+		served[gvk.String()] = true
+	}
+	for _, obj := range desired.All(desired.Inputs{Pipeline: s.pipeline, Plan: s.plan}) {
+		if served[obj.GroupVersionKind().String()] {
+			s.desired = append(s.desired, obj)
+		}
+	}
+	return nil
+}
+
+// applyChildren applies every desired child and deletes the children the plan no longer
+// wants. A refused child does not stop the others: its failure is recorded for its condition
+// and the reconcile is retried. The plan goes to status once every child is applied.
+func (r *PipelineReconciler) applyChildren(ctx context.Context, s *scope) error {
+	if !s.planned {
+		return nil
+	}
+	sc := pipelineScope(client.ObjectKeyFromObject(s.pipeline))
+	wanted := map[ssa.Key]bool{}
+	for _, obj := range s.desired {
+		key := ssa.KeyOf(obj)
+		wanted[key] = true
+		live, err := r.Applier.Apply(ctx, sc, obj, s.observed[key])
+		if err != nil {
+			s.failures = append(s.failures, &childError{gvk: obj.GroupVersionKind(), err: err})
+			continue
+		}
+		// The status is computed from the children as the server now has them: the cache may
+		// not have seen this apply yet, and a status from it would be rewritten a moment later.
+		s.observed[key] = live
+	}
+	for _, key := range sortedKeys(s.observed) {
+		if wanted[key] {
+			continue
+		}
+		if err := prune(ctx, r.Client, r.Applier, s.observed[key]); err != nil {
+			s.failures = append(s.failures, &childError{gvk: key.GVK, err: err})
+			continue
+		}
+		delete(s.observed, key)
+	}
+	if len(s.failures) == 0 {
+		s.pipeline.Status.Plan = &s.plan
+	}
+	return nil
+}
+
+// reportChildren sets KafkaReady, SparkReady and ElasticsearchReady from the children's own
+// status (or the missing CRDs, or the refused applies), then Ready; the status now describes
+// this generation.
+func (r *PipelineReconciler) reportChildren(_ context.Context, s *scope) error {
+	setChildConditions(s.conds, s.pipeline, s.missing, s.observed)
+	for cond, msg := range s.failuresByCondition() {
+		// Say what failed where users look; the reconcile is retried with backoff.
+		s.conds.set(cond, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, msg)
+	}
+	setReadyCondition(s.conds)
+	s.pipeline.Status.ObservedGeneration = s.pipeline.Generation
+	return nil
+}
+
+// tierNames lists the distinct tiers a pipeline names, sorted.
+func tierNames(p *v1alpha1.AnalyticsPipeline) []string {
+	set := map[string]bool{}
+	for _, n := range []string{p.Spec.Kafka.Storage.Tier, p.Spec.Spark.Shuffle.SpillTier,
+		p.Spec.Spark.Shuffle.DataTier, p.Spec.Elasticsearch.Storage.Tier} {
+		if n != "" {
+			set[n] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func sortedKeys(o observed) []ssa.Key {
+	keys := make([]ssa.Key, 0, len(o))
+	for k := range o {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.GVK != b.GVK {
+			return a.GVK.String() < b.GVK.String()
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return keys
+}
