@@ -54,7 +54,6 @@ const (
 	ReasonUnhealthy = "Unhealthy"
 )
 
-
 // Condition reasons of a StorageTier.
 const (
 	// ReasonStorageClassConflict: a local tier's StorageClass exists but is not one Strata can
