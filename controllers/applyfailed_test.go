@@ -8,14 +8,17 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/desired"
 )
 
 // TestApplyFailedIsReported: when the API server refuses a child (here an admission policy
-// denies KafkaTopics), the pipeline's condition says which and why, the other children are
-// still applied, and the pipeline recovers once the child is accepted.
+// denies KafkaTopics), the pipeline's condition says which and why, the other children (also
+// those after it in the apply order) are still applied, and the pipeline recovers once the child
+// is accepted.
 func TestApplyFailedIsReported(t *testing.T) {
 	o := startOperator(t)
 	ctx := context.Background()
@@ -55,6 +58,23 @@ func TestApplyFailedIsReported(t *testing.T) {
 		}
 		return nil
 	})
+	// The children after the topic in the apply order are applied all the same.
+	for _, want := range []struct {
+		gvk  schema.GroupVersionKind
+		name string
+	}{{desired.ElasticsearchGVK, desired.ElasticsearchName(p)}, {desired.SparkApplicationGVK, desired.SparkApplicationName(p)}} {
+		if child(t, o.c, want.gvk, ns, want.name) == nil {
+			t.Errorf("%s %s was not applied: a refused KafkaTopic stopped the children after it", want.gvk.Kind, want.name)
+		}
+	}
+	if child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p)) != nil {
+		t.Fatal("the policy did not refuse the topic: the test proves nothing")
+	}
+	for _, c := range []string{v1alpha1.ConditionSparkReady, v1alpha1.ConditionElasticsearchReady} {
+		if r := meta(p, c); r == nil || r.Reason == v1alpha1.ReasonApplyFailed {
+			t.Errorf("%s reports the topic's failure: %+v", c, r)
+		}
+	}
 
 	if err := o.c.Delete(ctx, binding); err != nil {
 		t.Fatal(err)
