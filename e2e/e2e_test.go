@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -404,16 +405,6 @@ func (s *suite) raiseWorkload() {
 	})
 }
 
-// childKinds are what the operator creates for a pipeline, in the pipeline's namespace.
-var childKinds = []schema.GroupVersionKind{
-	{Group: "kafka.strimzi.io", Version: "v1", Kind: "Kafka"},
-	{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaNodePool"},
-	{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaTopic"},
-	{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaRebalance"},
-	{Group: "sparkoperator.k8s.io", Version: "v1beta2", Kind: "SparkApplication"},
-	{Group: "elasticsearch.k8s.elastic.co", Version: "v1", Kind: "Elasticsearch"},
-}
-
 // deletePipeline deletes the pipeline: its children and their pods go (owner references); with
 // the default volumeReclaimPolicy Retain the Kafka and Elasticsearch data volumes stay.
 func (s *suite) deletePipeline() {
@@ -432,7 +423,11 @@ func (s *suite) deletePipeline() {
 	})
 	s.eventually("the pipeline's children and pods to be gone", 10*time.Minute, func() error {
 		var left []string
-		for _, gvk := range childKinds {
+		for _, k := range controllers.ChildKinds {
+			if k.CRD == "" {
+				continue // built-in kinds (the metrics ConfigMap) share the namespace with others
+			}
+			gvk := k.GVK
 			list := &unstructured.UnstructuredList{}
 			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 			if err := s.c.List(s.ctx, list, client.InNamespace(pipelineNamespace)); err != nil {
