@@ -114,9 +114,9 @@ func (r *PipelineReconciler) planStep(_ context.Context, s *scope) error {
 			current, planned.Partitions)
 		s.plan.Partitions = current
 	}
-	if planned.Unsatisfied != "" {
+	if why := unsatisfied(planned); why != "" {
 		s.conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonCapacityExceeded,
-			planned.Unsatisfied+" (applied at the spec's bounds)")
+			why+" (applied at the spec's bounds)")
 		return nil
 	}
 	s.conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionTrue, v1alpha1.ReasonPlanned, msg)

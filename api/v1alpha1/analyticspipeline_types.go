@@ -131,6 +131,12 @@ type KafkaSpec struct {
 	// topic is the topic the producers write and the Spark job reads.
 	// +optional
 	Topic TopicSpec `json:"topic,omitempty"`
+	// retention is how long the topic keeps records (the topic's retention.ms), for example
+	// 24h. The plan also bounds the topic by size (retention.bytes), so that the brokers' log
+	// volumes never fill; when the retention asked for does not fit on them, PlanValid is
+	// False with reason CapacityExceeded and the hours that fit. Empty: only the size bound.
+	// +optional
+	Retention *metav1.Duration `json:"retention,omitempty"`
 }
 
 // TopicSpec configures the pipeline's Kafka topic.
@@ -312,6 +318,14 @@ type ElasticsearchSpec struct {
 	MessagesPerSecondPerNode int64 `json:"messagesPerSecondPerNode"`
 	// storage places the data nodes' indices on a tier.
 	Storage StorageRef `json:"storage"`
+	// replicas is the number of replica copies of each primary shard; every replica is written
+	// and stored again, so the plan counts it in the write rate, the storage and the indexing
+	// capacity.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=5
+	// +kubebuilder:default=1
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
 	// shards is the index's primary shard count; 0 means auto (= data nodes).
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1024

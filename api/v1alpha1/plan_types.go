@@ -84,6 +84,19 @@ type Plan struct {
 	// +listType=map
 	// +listMapKey=role
 	Storage []StoragePlacement `json:"storage"`
+	// localVolumes counts, per local tier, the claims the plan makes and the volumes the tier
+	// has: on a local tier every claim takes a whole volume.
+	// +listType=map
+	// +listMapKey=tier
+	// +optional
+	LocalVolumes []LocalVolumeUse `json:"localVolumes,omitempty"`
+	// storageUnsatisfied says why the data does not fit the storage: too few local volumes, a
+	// retention that does not fit; empty when it fits. Like unsatisfied it makes PlanValid
+	// False with reason CapacityExceeded, and the plan is still applied.
+	// +optional
+	StorageUnsatisfied string `json:"storageUnsatisfied,omitempty"`
+	// retention is what the plan sets so that no data volume fills at the planned rate.
+	Retention RetentionPlan `json:"retention"`
 	// monthlyStorageCost is the total monthly storage cost of the placement.
 	MonthlyStorageCost string `json:"monthlyStorageCost"`
 	// singleTierMonthlyStorageCost is what the same storage costs with every role on the
@@ -132,6 +145,49 @@ type StoragePlacement struct {
 	SizePerReplica resource.Quantity `json:"sizePerReplica"`
 	// replicas is the number of volumes (brokers, executors or data nodes).
 	Replicas int32 `json:"replicas"`
-	// monthlyCost is sizePerReplica × replicas × the tier's price.
+	// volumeSize is what each volume really is: sizePerReplica rounded up to the tier's
+	// minVolumeSize, or a whole local disk (capacityPerPath) on a local tier. It is what is priced.
+	// +optional
+	VolumeSize *resource.Quantity `json:"volumeSize,omitempty"`
+	// writeBytesPerSecond is what one replica writes to its volume at the planned rate.
+	// +optional
+	WriteBytesPerSecond int64 `json:"writeBytesPerSecond,omitempty"`
+	// retentionSeconds is how long the role's data is kept at that rate: for KafkaLog and
+	// ElasticsearchData what the retention settings keep, for spill and shuffle data how long
+	// a volume takes to fill.
+	// +optional
+	RetentionSeconds int64 `json:"retentionSeconds,omitempty"`
+	// monthlyCost is volumeSize × replicas × the tier's price.
 	MonthlyCost string `json:"monthlyCost"`
+}
+
+// LocalVolumeUse is one local tier's claims against its volumes.
+type LocalVolumeUse struct {
+	// tier names the local StorageTier.
+	Tier string `json:"tier"`
+	// claims is the number of claims the plan places on it.
+	Claims int32 `json:"claims"`
+	// available is the tier's volume count from its status; absent when unknown (then the
+	// count was not checked).
+	// +optional
+	Available *int32 `json:"available,omitempty"`
+}
+
+// RetentionPlan is the retention settings the plan chose.
+type RetentionPlan struct {
+	// kafkaRetentionBytes is the topic's retention.bytes, per partition.
+	KafkaRetentionBytes int64 `json:"kafkaRetentionBytes"`
+	// kafkaSegmentBytes is the topic's segment.bytes: Kafka deletes whole segments only.
+	KafkaSegmentBytes int64 `json:"kafkaSegmentBytes"`
+	// kafkaRetentionMs is the topic's retention.ms (spec.kafka.retention); 0 when not set.
+	// +optional
+	KafkaRetentionMs int64 `json:"kafkaRetentionMs,omitempty"`
+	// elasticsearchReplicas is the replica count of each primary shard.
+	ElasticsearchReplicas int32 `json:"elasticsearchReplicas"`
+	// elasticsearchRolloverBytes is the lifecycle policy's rollover max_primary_shard_size.
+	ElasticsearchRolloverBytes int64 `json:"elasticsearchRolloverBytes"`
+	// elasticsearchRolloverSeconds is the lifecycle policy's rollover max_age.
+	ElasticsearchRolloverSeconds int64 `json:"elasticsearchRolloverSeconds"`
+	// elasticsearchDeleteAfterSeconds is the lifecycle policy's delete min_age (after rollover).
+	ElasticsearchDeleteAfterSeconds int64 `json:"elasticsearchDeleteAfterSeconds"`
 }

@@ -46,12 +46,40 @@ type StorageTierSpec struct {
 	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$`
 	MonthlyPricePerGiB string `json:"monthlyPricePerGiB"`
 
+	// minVolumeSize is the smallest volume the tier's provisioner creates (AWS st1: 125Gi).
+	// The plan rounds smaller claims up to it and prices the rounded size.
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e15 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="spec.minVolumeSize must be greater than 0 and at most 1Pi, written without a negative exponent"
+	// +optional
+	MinVolumeSize *resource.Quantity `json:"minVolumeSize,omitempty"`
+
+	// throughputPerTiB, when present, makes a volume's baseline bandwidth scale with its size
+	// (AWS st1: 40 MB/s read and write per TiB); readBytesPerSecond and writeBytesPerSecond are
+	// then the ceilings (st1: 500M). The plan uses the bandwidth a volume of the planned size
+	// really gets.
+	// +optional
+	ThroughputPerTiB *ThroughputPerTiB `json:"throughputPerTiB,omitempty"`
+
 	// local, when present, makes this a local tier: the operator owns the StorageClass
 	// (kubernetes.io/no-provisioner, WaitForFirstConsumer, reclaim Retain) and one local
 	// PersistentVolume per matching node and path. When absent, storageClassName names an
 	// existing dynamic StorageClass and the operator creates no volumes.
 	// +optional
 	Local *LocalStorage `json:"local,omitempty"`
+}
+
+// ThroughputPerTiB is a volume's bandwidth per TiB of its size.
+type ThroughputPerTiB struct {
+	// readBytesPerSecond is the sustained (baseline) read bandwidth per TiB.
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e12 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1T'))",message="spec.throughputPerTiB.readBytesPerSecond must be greater than 0 and at most 1T, written without a negative exponent"
+	ReadBytesPerSecond resource.Quantity `json:"readBytesPerSecond"`
+	// writeBytesPerSecond is the sustained (baseline) write bandwidth per TiB.
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e12 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1T'))",message="spec.throughputPerTiB.writeBytesPerSecond must be greater than 0 and at most 1T, written without a negative exponent"
+	WriteBytesPerSecond resource.Quantity `json:"writeBytesPerSecond"`
+	// burstBytesPerSecond is the burst bandwidth per TiB a volume reaches while it has burst
+	// credits (st1: 250M). Informational: the plan sizes for the baseline, which is what a
+	// streaming pipeline sustains once the credits are spent.
+	// +optional
+	BurstBytesPerSecond *resource.Quantity `json:"burstBytesPerSecond,omitempty"`
 }
 
 // LocalStorage says where a local tier's disks are mounted.

@@ -284,18 +284,24 @@ func writeStorage(t *tableWriter, tiers []v1alpha1.StorageTier, pl v1alpha1.Plan
 		medium[tr.Name] = string(tr.Spec.Medium)
 	}
 	t.printf("\nSTORAGE: monthly cost per role\n")
-	rows := []string{"ROLE\tTIER\tMEDIUM\tCLASS\tSIZE\tREPLICAS\tTOTAL SIZE\tMONTHLY"}
+	rows := []string{"ROLE\tTIER\tMEDIUM\tCLASS\tCLAIM\tVOLUME\tREPLICAS\tTOTAL SIZE\tWRITE/REPLICA\tKEPT (h)\tMONTHLY"}
 	for _, r := range pl.Storage {
-		total := r.SizePerReplica.DeepCopy()
-		totalString := "-"
-		if total.Mul(int64(r.Replicas)) {
-			totalString = total.String()
+		vol := r.SizePerReplica.DeepCopy()
+		if r.VolumeSize != nil {
+			vol = r.VolumeSize.DeepCopy()
 		}
-		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s",
-			r.Role, r.Tier, medium[r.Tier], r.StorageClassName, r.SizePerReplica.String(), r.Replicas, totalString, r.MonthlyCost))
+		volString := vol.String()
+		totalString := "-"
+		if vol.Mul(int64(r.Replicas)) {
+			totalString = vol.String()
+		}
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.1f\t%s",
+			r.Role, r.Tier, medium[r.Tier], r.StorageClassName, r.SizePerReplica.String(), volString, r.Replicas,
+			totalString, rate(r.WriteBytesPerSecond), float64(r.RetentionSeconds)/3600, r.MonthlyCost))
 	}
-	rows = append(rows, fmt.Sprintf("Total\t\t\t\t\t\t\t%s", pl.MonthlyStorageCost))
+	rows = append(rows, fmt.Sprintf("Total\t\t\t\t\t\t\t\t\t\t%s", pl.MonthlyStorageCost))
 	t.columns(rows...)
+	writeRetention(t, pl)
 
 	total, ok1 := new(big.Rat).SetString(pl.MonthlyStorageCost)
 	single, ok2 := new(big.Rat).SetString(pl.SingleTierMonthlyStorageCost)
@@ -312,5 +318,31 @@ func writeStorage(t *tableWriter, tiers []v1alpha1.StorageTier, pl v1alpha1.Plan
 		t.printf(": the same as this placement.\n")
 	default:
 		t.printf(".\n")
+	}
+}
+
+// writeRetention prints the retention settings, the local volume counts and why the data does
+// not fit, if it does not.
+func writeRetention(t *tableWriter, pl v1alpha1.Plan) {
+	r := pl.Retention
+	t.printf("Kafka topic: retention.bytes %d per partition, segment.bytes %d", r.KafkaRetentionBytes, r.KafkaSegmentBytes)
+	if r.KafkaRetentionMs > 0 {
+		t.printf(", retention.ms %d", r.KafkaRetentionMs)
+	}
+	t.printf(".\nElasticsearch: %d replica(s); indices roll over at %d bytes per primary shard or %.1f h, deleted %.1f h after rollover.\n",
+		r.ElasticsearchReplicas, r.ElasticsearchRolloverBytes, float64(r.ElasticsearchRolloverSeconds)/3600,
+		float64(r.ElasticsearchDeleteAfterSeconds)/3600)
+	for _, l := range pl.LocalVolumes {
+		if l.Available == nil {
+			t.printf("Local tier %s: %d claims, each a whole volume; could not check them against the tier's volumes (the tier file has no status).\n", l.Tier, l.Claims)
+			continue
+		}
+		t.printf("Local tier %s: %d claims, each a whole volume, of %d volumes.\n", l.Tier, l.Claims, *l.Available)
+	}
+	if pl.StorageUnsatisfied != "" {
+		t.printf("The data does not fit:\n")
+		for _, reason := range strings.Split(pl.StorageUnsatisfied, plan.ReasonSeparator) {
+			t.wrapped("  ", "- ", reason)
+		}
 	}
 }

@@ -2,6 +2,8 @@ package desired
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
 )
 
 // Topic builds p's KafkaTopic (kafka.strimzi.io/v1), which the Topic Operator turns into the
@@ -26,6 +28,21 @@ func Topic(in Inputs) *unstructured.Unstructured {
 	if in.Plan.Partitions > 0 {
 		spec["partitions"] = int64(in.Plan.Partitions)
 	}
+	retentionConfig(spec["config"].(object), in.Plan.Retention)
 	return newObject(KafkaTopicGVK, p, KafkaTopicName(p), AppKafka, ComponentTopic,
 		map[string]string{StrimziClusterLabel: KafkaName(p)}, nil, object{"spec": spec})
+}
+
+// retentionConfig sets the plan's size bound on the topic (retention.bytes is per partition in
+// Kafka, and segment.bytes is the granularity of deletion: see internal/plan/retention.go) and
+// spec.kafka.retention's time bound. Without a size bound Kafka keeps data for 168 hours, which
+// fills a log volume at any real rate.
+func retentionConfig(cfg object, r v1alpha1.RetentionPlan) {
+	if r.KafkaRetentionBytes > 0 {
+		cfg["retention.bytes"] = r.KafkaRetentionBytes
+		cfg["segment.bytes"] = r.KafkaSegmentBytes
+	}
+	if r.KafkaRetentionMs > 0 {
+		cfg["retention.ms"] = r.KafkaRetentionMs
+	}
 }

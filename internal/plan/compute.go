@@ -49,7 +49,7 @@ func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier) (v1alp
 		w:           w,
 		link:        link,
 		traffic:     newBrokerTraffic(w, s.Kafka.ReplicationFactor),
-		logWrite:    ratOf(logTier.Spec.WriteBytesPerSecond),
+		logWrite:    brokers.diskWriteLimit,
 		producers:   s.Workload.Producers,
 		brokers:     brokers.count,
 		executors:   executors.count,
@@ -58,17 +58,28 @@ func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier) (v1alp
 		perDataNode: s.Elasticsearch.MessagesPerSecondPerNode,
 	})
 	slowest, neck := bottleneck(ss, w.messagesPerSecond, w.target)
-	storage := planStorage(placements(s, brokers.count, executors.count, dataNodes), ts)
+	// Storage problems are kept apart from throughput ones: the bottleneck names a stage.
+	var storeWhy reasons
+	ps := placements(s, brokers.count, executors.count, dataNodes)
+	if err := checkLocalClaims(ps, ts); err != nil {
+		return v1alpha1.Plan{}, err
+	}
+	parts := partitions(s.Kafka, executors.count, cores)
+	nShards := shards(s.Elasticsearch, dataNodes)
+	ret := planRetention(s, w, ts, ps, retentionInputs{partitions: parts, shards: nShards,
+		brokers: brokers.count, dataNodes: dataNodes, brokerWrite: brokers.diskWrite, executorWrite: executors.receive}, &storeWhy)
+	local := localVolumes(ps, ts, &storeWhy)
+	storage := planStorage(ps, ts)
 
 	return v1alpha1.Plan{
 		Brokers:                       brokers.count,
 		ReplicationFactor:             s.Kafka.ReplicationFactor,
 		MinInSyncReplicas:             minInSyncReplicas(s.Kafka.ReplicationFactor),
-		Partitions:                    partitions(s.Kafka, executors.count, cores),
+		Partitions:                    parts,
 		Executors:                     executors.count,
 		ExecutorCores:                 cores,
 		ElasticsearchDataNodes:        dataNodes,
-		Shards:                        shards(s.Elasticsearch, dataNodes),
+		Shards:                        nShards,
 		IngestBytesPerSecond:          floor64(w.ingest),
 		LinkUsableBytesPerSecond:      floor64(link.usable),
 		LinkPlannedBytesPerSecond:     floor64(link.planned),
@@ -83,6 +94,9 @@ func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier) (v1alp
 		Unsatisfied:                   why.String(),
 		ExecutorMemory:                executorMemory(mem, s.Spark.Memory, cores),
 		Storage:                       storage.rows,
+		LocalVolumes:                  local,
+		StorageUnsatisfied:            storeWhy.String(),
+		Retention:                     ret,
 		MonthlyStorageCost:            storage.total.String(),
 		SingleTierMonthlyStorageCost:  storage.singleTier.String(),
 	}, nil

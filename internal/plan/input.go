@@ -68,6 +68,11 @@ func Defaults(p *v1alpha1.AnalyticsPipeline) *v1alpha1.AnalyticsPipeline {
 		k.Topic.Name = p.Name
 	}
 
+	if s.Elasticsearch.Replicas == nil {
+		r := int32(defaultElasticsearchReplicas)
+		s.Elasticsearch.Replicas = &r
+	}
+
 	sp := &s.Spark
 	if sp.Executors.Cores == 0 {
 		sp.Executors.Cores = DefaultExecutorCores
@@ -212,6 +217,13 @@ func validate(s *v1alpha1.AnalyticsPipelineSpec) error {
 		},
 		func() error { return checkStorageRef("spec.elasticsearch.storage", es.Storage) },
 		func() error { return checkRange("spec.elasticsearch.shards", int64(es.Shards), 0, 1024) },
+		func() error { return checkRange("spec.elasticsearch.replicas", int64(*es.Replicas), 0, 5) },
+		func() error {
+			if k.Retention != nil && k.Retention.Duration <= 0 {
+				return fieldErr("spec.kafka.retention", "must be greater than 0, got %s", k.Retention.Duration)
+			}
+			return nil
+		},
 		func() error { return validateBounds(s) },
 	}
 	for _, c := range checks {

@@ -86,7 +86,8 @@ type brokerPlan struct {
 // place R replicas of a partition on fewer than R brokers.
 func planBrokers(w workload, link linkRates, k v1alpha1.KafkaSpec, logTier *v1alpha1.StorageTier, why *reasons) brokerPlan {
 	traffic := newBrokerTraffic(w, k.ReplicationFactor)
-	write := ratOf(logTier.Spec.WriteBytesPerSecond)
+	// The bandwidth a log volume of the planned size really gets (it may scale with size).
+	write := volumeBandwidth(logTier, realVolume(logTier, k.Storage.Size), true)
 	diskPlanned := pct(write, w.target)
 
 	linkNeed := ceilInt(quo(traffic.busiest(), link.planned))

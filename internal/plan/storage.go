@@ -107,20 +107,33 @@ func faster(a, b *v1alpha1.StorageTier) bool {
 
 // placement is one role's data before pricing.
 type placement struct {
-	role     string
-	tier     string
-	size     resource.Quantity
-	replicas int32
+	role, field string
+	tier        string
+	size        resource.Quantity
+	replicas    int32
+	// write is what one replica writes to its volume per second; retention is how long its
+	// data is kept (see retention.go).
+	write     *big.Rat
+	retention int64
 }
 
 func placements(s *v1alpha1.AnalyticsPipelineSpec, brokers, executors, dataNodes int32) []placement {
 	return []placement{
-		{v1alpha1.RoleKafkaLog, s.Kafka.Storage.Tier, s.Kafka.Storage.Size, brokers},
-		{v1alpha1.RoleSparkSpill, s.Spark.Shuffle.SpillTier, s.Spark.Shuffle.SpillSize, executors},
+		{role: v1alpha1.RoleKafkaLog, field: "spec.kafka.storage.size", tier: s.Kafka.Storage.Tier,
+			size: s.Kafka.Storage.Size, replicas: brokers},
+		{role: v1alpha1.RoleSparkSpill, field: "spec.spark.shuffle.spillSize", tier: s.Spark.Shuffle.SpillTier,
+			size: s.Spark.Shuffle.SpillSize, replicas: executors},
 		// Spill and data get a row each even on the same tier: they are separate volumes.
-		{v1alpha1.RoleSparkShuffleData, s.Spark.Shuffle.DataTier, *s.Spark.Shuffle.DataSize, executors},
-		{v1alpha1.RoleElasticsearchData, s.Elasticsearch.Storage.Tier, s.Elasticsearch.Storage.Size, dataNodes},
+		{role: v1alpha1.RoleSparkShuffleData, field: "spec.spark.shuffle.dataSize", tier: s.Spark.Shuffle.DataTier,
+			size: *s.Spark.Shuffle.DataSize, replicas: executors},
+		{role: v1alpha1.RoleElasticsearchData, field: "spec.elasticsearch.storage.size", tier: s.Elasticsearch.Storage.Tier,
+			size: s.Elasticsearch.Storage.Size, replicas: dataNodes},
 	}
+}
+
+// realVolume is the volume a placement's claim really gets on its tier.
+func realVolume(t *v1alpha1.StorageTier, size resource.Quantity) resource.Quantity {
+	return volumeSize(t, claimSize(t, size))
 }
 
 // storagePlan prices the placements, and the same placements on the fastest tier.
@@ -129,24 +142,34 @@ type storagePlan struct {
 	total, singleTier cents
 }
 
+// planStorage prices what each claim really binds: the claim rounded up to the tier's
+// minVolumeSize, a whole disk on a local tier.
 func planStorage(ps []placement, tiers tierSet) storagePlan {
 	prices := tiers.prices()
-	fastPrice := prices[tiers.fastest().Name]
+	fast := tiers.fastest()
+	fastPrice := prices[fast.Name]
 	out := storagePlan{total: zeroCents(), singleTier: zeroCents()}
 	for _, p := range ps {
 		t := tiers[p.tier]
-		size := ratOf(p.size)
-		cost := monthlyCost(size, p.replicas, prices[p.tier])
-		out.rows = append(out.rows, v1alpha1.StoragePlacement{
+		claim := claimSize(t, p.size)
+		vol := volumeSize(t, claim)
+		cost := monthlyCost(ratOf(vol), p.replicas, prices[p.tier])
+		row := v1alpha1.StoragePlacement{
 			Role:             p.role,
 			Tier:             t.Name,
 			StorageClassName: t.Spec.StorageClassName,
-			SizePerReplica:   p.size.DeepCopy(),
+			SizePerReplica:   claim,
 			Replicas:         p.replicas,
+			RetentionSeconds: p.retention,
 			MonthlyCost:      cost.String(),
-		})
+		}
+		row.VolumeSize = &vol
+		if p.write != nil {
+			row.WriteBytesPerSecond = floor64(p.write)
+		}
+		out.rows = append(out.rows, row)
 		out.total = out.total.plus(cost)
-		out.singleTier = out.singleTier.plus(monthlyCost(size, p.replicas, fastPrice))
+		out.singleTier = out.singleTier.plus(monthlyCost(ratOf(realVolume(fast, p.size)), p.replicas, fastPrice))
 	}
 	return out
 }
