@@ -78,6 +78,7 @@ type ThroughputPerTiB struct {
 	// burstBytesPerSecond is the burst bandwidth per TiB a volume reaches while it has burst
 	// credits (st1: 250M). Informational: the plan sizes for the baseline, which is what a
 	// streaming pipeline sustains once the credits are spent.
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e12 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1T'))",message="spec.throughputPerTiB.burstBytesPerSecond must be greater than 0 and at most 1T, written without a negative exponent"
 	// +optional
 	BurstBytesPerSecond *resource.Quantity `json:"burstBytesPerSecond,omitempty"`
 }

@@ -33,7 +33,7 @@ var quantityFields = []struct {
 }{
 	{"pipeline", "linkBitsPerSecond: 1G", "linkBitsPerSecond", "spec.network.linkBitsPerSecond", false},
 	{"pipeline", "size: 200Gi", "size", "spec.kafka.storage.size", true},
-	{"pipeline", "size: 500Gi", "size", "spec.elasticsearch.storage.size", true},
+	{"pipeline", "size: 400Gi", "size", "spec.elasticsearch.storage.size", true},
 	{"pipeline", "spillSize: 20Gi", "spillSize", "spec.spark.shuffle.spillSize", true},
 	{"pipeline", "dataSize: 40Gi", "dataSize", "spec.spark.shuffle.dataSize", true},
 	{"pipeline", "budget: 16Gi", "budget", "spec.spark.memory.budget", true},
