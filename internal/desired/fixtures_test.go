@@ -108,6 +108,12 @@ func splitTiers() Inputs {
 			{Role: v1alpha1.RoleElasticsearchData, Tier: "nvme-local", StorageClassName: "strata-nvme-local",
 				SizePerReplica: q("500Gi"), Replicas: 2, MonthlyCost: "216.00"},
 		},
+		// The retention internal/plan chooses for the sample on 400Gi disks with a 1h retention.
+		Retention: v1alpha1.RetentionPlan{
+			KafkaRetentionBytes: 22639389220, KafkaSegmentBytes: 1 << 30, KafkaRetentionMs: 3600000,
+			ElasticsearchReplicas: 1, ElasticsearchRolloverBytes: 18253611008,
+			ElasticsearchRolloverSeconds: 616, ElasticsearchDeleteAfterSeconds: 5550,
+		},
 		MonthlyStorageCost: "371.52", SingleTierMonthlyStorageCost: "380.16",
 	}
 	return Inputs{Pipeline: p, Plan: plan}

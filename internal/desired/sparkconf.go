@@ -133,6 +133,7 @@ func wiredConf(in Inputs) map[string]string {
 	if in.Plan.Shards > 0 {
 		conf["spark.strata.elasticsearch.shards"] = strconv.Itoa(int(in.Plan.Shards))
 	}
+	indexLifecycleConf(conf, in.Plan.Retention)
 	env(conf, "ES_URL", ElasticsearchServiceURL(p))
 	env(conf, "ES_USER", ElasticsearchUser)
 	env(conf, "ES_CA_CERT", ElasticsearchCAMountPath+"/"+ElasticsearchCAKey)
