@@ -200,6 +200,11 @@ func tierNames(p *v1alpha1.AnalyticsPipeline) []string {
 			set[n] = true
 		}
 	}
+	for _, n := range metadataTiers(p.Spec) {
+		if n != "" {
+			set[n] = true
+		}
+	}
 	names := make([]string, 0, len(set))
 	for n := range set {
 		names = append(names, n)

@@ -19,3 +19,15 @@ func unsatisfied(p v1alpha1.Plan) string {
 	}
 	return strings.Join(parts, plan.ReasonSeparator)
 }
+
+// metadataTiers are the tiers the metadata volume specs name (empty for the default class).
+func metadataTiers(s v1alpha1.AnalyticsPipelineSpec) []string {
+	var out []string
+	if c := s.Kafka.Controllers; c != nil {
+		out = append(out, c.Storage.Tier)
+	}
+	if m := s.Elasticsearch.Masters; m != nil {
+		out = append(out, m.Storage.Tier)
+	}
+	return out
+}

@@ -131,12 +131,44 @@ type KafkaSpec struct {
 	// topic is the topic the producers write and the Spark job reads.
 	// +optional
 	Topic TopicSpec `json:"topic,omitempty"`
+	// controllers places the KRaft controllers' small metadata volumes; by default on the
+	// cluster's default StorageClass, not on the log tier (on a local tier each would take a
+	// whole disk).
+	// +optional
+	Controllers *KafkaControllersSpec `json:"controllers,omitempty"`
 	// retention is how long the topic keeps records (the topic's retention.ms), for example
 	// 24h. The plan also bounds the topic by size (retention.bytes), so that the brokers' log
 	// volumes never fill; when the retention asked for does not fit on them, PlanValid is
 	// False with reason CapacityExceeded and the hours that fit. Empty: only the size bound.
 	// +optional
 	Retention *metav1.Duration `json:"retention,omitempty"`
+}
+
+// KafkaControllersSpec configures the KRaft controllers.
+type KafkaControllersSpec struct {
+	// storage places the controllers' volumes.
+	// +optional
+	Storage MetadataStorage `json:"storage,omitempty"`
+}
+
+// ElasticsearchMastersSpec configures the dedicated master nodes.
+type ElasticsearchMastersSpec struct {
+	// storage places the masters' volumes.
+	// +optional
+	Storage MetadataStorage `json:"storage,omitempty"`
+}
+
+// MetadataStorage places small metadata volumes (KRaft controllers, Elasticsearch masters).
+type MetadataStorage struct {
+	// tier names a StorageTier; empty means the cluster's default StorageClass (the claims
+	// name no storageClassName).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Tier string `json:"tier,omitempty"`
+	// size is each volume's size; empty means 10Gi.
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() >= 1e9 && quantity(string(self)).asApproximateFloat() <= 2e15 && !quantity(string(self)).isLessThan(quantity('1Gi')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="the metadata storage size must be at least 1Gi and at most 1Pi, written without a negative exponent"
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
 }
 
 // TopicSpec configures the pipeline's Kafka topic.
@@ -318,6 +350,10 @@ type ElasticsearchSpec struct {
 	MessagesPerSecondPerNode int64 `json:"messagesPerSecondPerNode"`
 	// storage places the data nodes' indices on a tier.
 	Storage StorageRef `json:"storage"`
+	// masters places the dedicated masters' small volumes; by default on the cluster's default
+	// StorageClass, not on the data tier.
+	// +optional
+	Masters *ElasticsearchMastersSpec `json:"masters,omitempty"`
 	// replicas is the number of replica copies of each primary shard; every replica is written
 	// and stored again, so the plan counts it in the write rate, the storage and the indexing
 	// capacity.

@@ -84,6 +84,11 @@ type Plan struct {
 	// +listType=map
 	// +listMapKey=role
 	Storage []StoragePlacement `json:"storage"`
+	// metadataVolumes are the KRaft controllers' and Elasticsearch masters' small volumes.
+	// +listType=map
+	// +listMapKey=role
+	// +optional
+	MetadataVolumes []MetadataVolume `json:"metadataVolumes,omitempty"`
 	// localVolumes counts, per local tier, the claims the plan makes and the volumes the tier
 	// has: on a local tier every claim takes a whole volume.
 	// +listType=map
@@ -159,6 +164,28 @@ type StoragePlacement struct {
 	RetentionSeconds int64 `json:"retentionSeconds,omitempty"`
 	// monthlyCost is volumeSize × replicas × the tier's price.
 	MonthlyCost string `json:"monthlyCost"`
+}
+
+// Metadata volume roles.
+const (
+	RoleKafkaController     = "KafkaController"
+	RoleElasticsearchMaster = "ElasticsearchMaster"
+)
+
+// MetadataVolume is one role's small metadata volumes.
+type MetadataVolume struct {
+	// role is KafkaController or ElasticsearchMaster.
+	Role string `json:"role"`
+	// tier names the StorageTier; empty for the cluster's default StorageClass.
+	// +optional
+	Tier string `json:"tier,omitempty"`
+	// storageClassName is the tier's StorageClass; empty for the cluster's default.
+	// +optional
+	StorageClassName string `json:"storageClassName,omitempty"`
+	// size is each volume's size.
+	Size resource.Quantity `json:"size"`
+	// replicas is the number of volumes.
+	Replicas int32 `json:"replicas"`
 }
 
 // LocalVolumeUse is one local tier's claims against its volumes.

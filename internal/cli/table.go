@@ -332,6 +332,13 @@ func writeRetention(t *tableWriter, pl v1alpha1.Plan) {
 	t.printf(".\nElasticsearch: %d replica(s); indices roll over at %d bytes per primary shard or %.1f h, deleted %.1f h after rollover.\n",
 		r.ElasticsearchReplicas, r.ElasticsearchRolloverBytes, float64(r.ElasticsearchRolloverSeconds)/3600,
 		float64(r.ElasticsearchDeleteAfterSeconds)/3600)
+	for _, m := range pl.MetadataVolumes {
+		class := "the cluster's default StorageClass"
+		if m.StorageClassName != "" {
+			class = "StorageClass " + m.StorageClassName + " (tier " + m.Tier + ")"
+		}
+		t.printf("%s volumes: %d x %s on %s.\n", m.Role, m.Replicas, m.Size.String(), class)
+	}
 	for _, l := range pl.LocalVolumes {
 		if l.Available == nil {
 			t.printf("Local tier %s: %d claims, each a whole volume; could not check them against the tier's volumes (the tier file has no status).\n", l.Tier, l.Claims)

@@ -51,7 +51,12 @@ func TestNodePools(t *testing.T) {
 				t.Errorf("%s: pool %s not joined to the cluster: %v", tc.name, pool.GetName(), pool.GetLabels())
 			}
 			vol := field(t, pool, "spec", "storage", "volumes").([]any)[0].(map[string]any)
-			if vol["class"] != log.StorageClassName || vol["kraftMetadata"] != "shared" ||
+			// Brokers on the log tier; controllers on the cluster's default class (no class).
+			var wantClass any = log.StorageClassName
+			if pool == ctrl {
+				wantClass = nil
+			}
+			if vol["class"] != wantClass || vol["kraftMetadata"] != "shared" ||
 				vol["deleteClaim"] != (tc.in.Pipeline.Spec.VolumeReclaimPolicy == "Delete") {
 				t.Errorf("%s: pool %s volume %v", tc.name, pool.GetName(), vol)
 			}

@@ -65,6 +65,7 @@ func Elasticsearch(in Inputs) *unstructured.Unstructured {
 	if !data.SizePerReplica.IsZero() {
 		dataSize = data.SizePerReplica
 	}
+	masterSize, masterClass := metadataVolume(in.Plan, v1alpha1.RoleElasticsearchMaster, MasterVolumeSize)
 	policy := DeleteOnScaledownOnly
 	if deleteVolumes(p) {
 		policy = DeleteOnScaledownAndClusterDeletion
@@ -73,7 +74,7 @@ func Elasticsearch(in Inputs) *unstructured.Unstructured {
 		"version":                 version,
 		"volumeClaimDeletePolicy": policy,
 		"nodeSets": []any{
-			nodeSet(p, MasterNodeSet, masters, []any{"master"}, MasterVolumeSize, data.StorageClassName),
+			nodeSet(p, MasterNodeSet, masters, []any{"master"}, masterSize, masterClass),
 			nodeSet(p, DataNodeSet, max(int64(in.Plan.ElasticsearchDataNodes), 1), []any{"data", "ingest"},
 				dataSize, data.StorageClassName),
 		},

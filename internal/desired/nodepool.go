@@ -23,8 +23,9 @@ var ControllerVolumeSize = resource.MustParse("10Gi")
 //
 // Both use JBOD with one persistent-claim volume that also holds the KRaft metadata log
 // (kraftMetadata: shared), as Strimzi's own examples do, so that disks can be added later
-// (a pool's storage type cannot be changed). The volumes use the Kafka log tier's
-// StorageClass; deleteClaim follows spec.volumeReclaimPolicy.
+// (a pool's storage type cannot be changed). The brokers' volumes use the Kafka log tier's
+// StorageClass, the controllers' spec.kafka.controllers.storage (by default the cluster's
+// default StorageClass); deleteClaim follows spec.volumeReclaimPolicy.
 func NodePools(in Inputs) []*unstructured.Unstructured {
 	p := in.Pipeline
 	log, _ := placement(in.Plan, v1alpha1.RoleKafkaLog)
@@ -32,9 +33,10 @@ func NodePools(in Inputs) []*unstructured.Unstructured {
 	if !log.SizePerReplica.IsZero() {
 		brokerSize = log.SizePerReplica
 	}
+	ctrlSize, ctrlClass := metadataVolume(in.Plan, v1alpha1.RoleKafkaController, ControllerVolumeSize)
 	return []*unstructured.Unstructured{
 		nodePool(p, ControllerPoolName(p), ComponentKafkaController, ControllerReplicas(in.Plan),
-			ControllerVolumeSize, log.StorageClassName),
+			ctrlSize, ctrlClass),
 		nodePool(p, BrokerPoolName(p), ComponentKafkaBroker, max(int64(in.Plan.Brokers), 0),
 			brokerSize, log.StorageClassName),
 	}

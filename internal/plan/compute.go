@@ -61,14 +61,15 @@ func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier) (v1alp
 	// Storage problems are kept apart from throughput ones: the bottleneck names a stage.
 	var storeWhy reasons
 	ps := placements(s, brokers.count, executors.count, dataNodes)
-	if err := checkLocalClaims(ps, ts); err != nil {
+	meta, metaPlaced := metadataVolumes(s, ts, brokers.count)
+	if err := checkLocalClaims(append(ps[:len(ps):len(ps)], metaPlaced...), ts); err != nil {
 		return v1alpha1.Plan{}, err
 	}
 	parts := partitions(s.Kafka, executors.count, cores)
 	nShards := shards(s.Elasticsearch, dataNodes)
 	ret := planRetention(s, w, ts, ps, retentionInputs{partitions: parts, shards: nShards,
 		brokers: brokers.count, dataNodes: dataNodes, brokerWrite: brokers.diskWrite, executorWrite: executors.receive}, &storeWhy)
-	local := localVolumes(ps, ts, &storeWhy)
+	local := localVolumes(append(ps[:len(ps):len(ps)], metaPlaced...), ts, &storeWhy)
 	storage := planStorage(ps, ts)
 
 	return v1alpha1.Plan{
@@ -94,6 +95,7 @@ func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier) (v1alp
 		Unsatisfied:                   why.String(),
 		ExecutorMemory:                executorMemory(mem, s.Spark.Memory, cores),
 		Storage:                       storage.rows,
+		MetadataVolumes:               meta,
 		LocalVolumes:                  local,
 		StorageUnsatisfied:            storeWhy.String(),
 		Retention:                     ret,

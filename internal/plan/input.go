@@ -219,6 +219,18 @@ func validate(s *v1alpha1.AnalyticsPipelineSpec) error {
 		func() error { return checkRange("spec.elasticsearch.shards", int64(es.Shards), 0, 1024) },
 		func() error { return checkRange("spec.elasticsearch.replicas", int64(*es.Replicas), 0, 5) },
 		func() error {
+			if k.Controllers != nil && k.Controllers.Storage.Size != nil {
+				return checkPositive("spec.kafka.controllers.storage.size", *k.Controllers.Storage.Size)
+			}
+			return nil
+		},
+		func() error {
+			if es.Masters != nil && es.Masters.Storage.Size != nil {
+				return checkPositive("spec.elasticsearch.masters.storage.size", *es.Masters.Storage.Size)
+			}
+			return nil
+		},
+		func() error {
 			if k.Retention != nil && k.Retention.Duration <= 0 {
 				return fieldErr("spec.kafka.retention", "must be greater than 0, got %s", k.Retention.Duration)
 			}

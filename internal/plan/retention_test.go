@@ -164,3 +164,32 @@ func TestPropertyRetainedDataFits(t *testing.T) {
 }
 
 func ptrQ(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
+
+func TestMetadataVolumesOffTheLocalDisks(t *testing.T) {
+	in := apiExample()
+	in.Spec.Elasticsearch.Storage.Size = q("300Gi")
+	p := mustCompute(t, in, realTiers(100))
+	if len(p.MetadataVolumes) != 2 {
+		t.Fatalf("metadata volumes %+v", p.MetadataVolumes)
+	}
+	for _, v := range p.MetadataVolumes {
+		if v.StorageClassName != "" || v.Tier != "" || v.Size.Cmp(q("10Gi")) != 0 || v.Replicas != 3 {
+			t.Errorf("default %s volume %+v, want 3 × 10Gi on the default class", v.Role, v)
+		}
+	}
+	base := p.LocalVolumes[0].Claims // brokers + executors ×1 (spill) + data nodes
+	// Named on the local tier, each controller takes a whole disk and is counted.
+	in.Spec.Kafka.Controllers = &v1alpha1.KafkaControllersSpec{Storage: v1alpha1.MetadataStorage{Tier: "nvme-local"}}
+	p = mustCompute(t, in, realTiers(100))
+	if got := p.LocalVolumes[0].Claims; got != base+3 {
+		t.Errorf("local claims %d, want %d + 3 controllers", got, base)
+	}
+	if p.MetadataVolumes[0].StorageClassName != "strata-nvme-local" {
+		t.Errorf("controllers' class %q", p.MetadataVolumes[0].StorageClassName)
+	}
+	// A tier that does not exist is waited for, like the data tiers.
+	in.Spec.Elasticsearch.Masters = &v1alpha1.ElasticsearchMastersSpec{Storage: v1alpha1.MetadataStorage{Tier: "gone"}}
+	if _, err := plan.Compute(in, realTiers(100)); !plan.IsMissingTier(err) {
+		t.Errorf("missing masters' tier: %v", err)
+	}
+}

@@ -43,6 +43,13 @@ func resolveTiers(s *v1alpha1.AnalyticsPipelineSpec, tiers []v1alpha1.StorageTie
 		{"spec.spark.shuffle.dataTier", s.Spark.Shuffle.DataTier},
 		{"spec.elasticsearch.storage.tier", s.Elasticsearch.Storage.Tier},
 	}
+	// Metadata volumes name a tier only when they leave the cluster's default StorageClass.
+	if c := s.Kafka.Controllers; c != nil && c.Storage.Tier != "" {
+		refs = append(refs, tierRef{"spec.kafka.controllers.storage.tier", c.Storage.Tier})
+	}
+	if m := s.Elasticsearch.Masters; m != nil && m.Storage.Tier != "" {
+		refs = append(refs, tierRef{"spec.elasticsearch.masters.storage.tier", m.Storage.Tier})
+	}
 	set := tierSet{}
 	for _, r := range refs {
 		if _, ok := set[r.name]; ok {
