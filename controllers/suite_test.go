@@ -135,6 +135,7 @@ func (o *operator) createSamples(t testing.TB) (ns string, tiers map[string]stri
 		case "StorageTier":
 			tiers[s.GetName()] = s.GetName() + "-" + ns
 			s.SetName(tiers[s.GetName()])
+			localNodesFor(t, o.c, s, ns)
 			if err := o.c.Create(ctx, s); err != nil {
 				t.Fatal(err)
 			}
