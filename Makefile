@@ -123,19 +123,23 @@ verify: ## Fail when generated files are stale or the tree is not gofmt-formatte
 upstream-crds: ## Refresh third_party/upstream-crds at the pinned versions (needs the internet).
 	hack/upstream-crds.sh
 
-##@ Spark plugin (spark-plugin/: the tiered shuffle; Maven and Java 17, Spark from Maven Central)
+##@ JVM (jvm/: the tiered shuffle plugin and the ingestion job; Maven and Java 17, Spark from Maven Central)
 MVN ?= mvn
 MVN_FLAGS ?= -B -ntp
-PLUGIN_POM := spark-plugin/pom.xml
+JVM_POM := jvm/pom.xml
 
-.PHONY: plugin-build
-plugin-build: ## Build the tiered shuffle plugin into spark-plugin/target/strata-shuffle.jar.
-	$(MVN) $(MVN_FLAGS) -q -f $(PLUGIN_POM) package -DskipTests
+.PHONY: jvm-build
+jvm-build: ## Build jvm/shuffle-plugin/target/strata-shuffle.jar and jvm/ingest-job/target/strata-ingest.jar.
+	$(MVN) $(MVN_FLAGS) -q -f $(JVM_POM) package -DskipTests
 
-.PHONY: plugin-test
-plugin-test: ## Test the tiered shuffle plugin with real Spark in local mode (and build the jar).
-	$(MVN) $(MVN_FLAGS) -f $(PLUGIN_POM) verify
+.PHONY: jvm-test
+jvm-test: ## Test the JVM modules (real Spark in local mode) and build their jars.
+	$(MVN) $(MVN_FLAGS) -f $(JVM_POM) verify
+
+.PHONY: plugin-build plugin-test
+plugin-build: jvm-build ## Same as jvm-build (the name before the ingestion job joined the build).
+plugin-test: jvm-test ## Same as jvm-test.
 
 .PHONY: plugin-bench
-plugin-bench: ## Benchmark stock Spark against the plugin (minutes; spark-plugin/target/benchmark.txt).
-	$(MVN) $(MVN_FLAGS) -f $(PLUGIN_POM) test -Pbench
+plugin-bench: ## Benchmark stock Spark against the plugin (minutes; jvm/shuffle-plugin/target/benchmark.txt).
+	$(MVN) $(MVN_FLAGS) -f $(JVM_POM) -pl shuffle-plugin test -Pbench

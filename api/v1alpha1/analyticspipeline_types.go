@@ -319,7 +319,7 @@ type ShuffleSpec struct {
 	// +optional
 	DataSize *resource.Quantity `json:"dataSize,omitempty"`
 	// pluginJar is where the driver and the executors get Strata's tiered shuffle plugin
-	// (strata-shuffle.jar, built from spark-plugin/), which keeps final shuffle files on dataTier
+	// (strata-shuffle.jar, built from jvm/shuffle-plugin/), which keeps final shuffle files on dataTier
 	// and spill files on spillTier; used only when the two tiers differ. Either a path inside the
 	// job's image (local:///..., the image must contain the jar) or a URL Spark downloads
 	// (https://...). Empty means local:///opt/strata/strata-shuffle.jar.

@@ -38,7 +38,7 @@ const (
 	ShuffleDataMountPath  = "/var/data/shuffle"
 	// ShuffleDataDirsConf tells the tiered shuffle plugin where final shuffle files go.
 	ShuffleDataDirsConf = "spark.strata.shuffle.dataDirs"
-	// ShuffleManagerClass is the tiered shuffle plugin's shuffle manager (spark-plugin/).
+	// ShuffleManagerClass is the tiered shuffle plugin's shuffle manager (jvm/shuffle-plugin/).
 	ShuffleManagerClass = "dev.strata.spark.shuffle.TieredShuffleManager"
 	// DefaultShufflePluginJar is where the plugin's jar is when spec.spark.shuffle.pluginJar is
 	// empty: inside the job's image.

@@ -56,7 +56,7 @@ func pvcConf(conf map[string]string, v ShuffleVolume) {
 	conf[prefix+"mount.readOnly"] = "false"
 }
 
-// tieredShuffleConf wires Strata's tiered shuffle plugin (spark-plugin/): its shuffle manager
+// tieredShuffleConf wires Strata's tiered shuffle plugin (jvm/shuffle-plugin/): its shuffle manager
 // writes final shuffle data, index and checksum files into dataDir (the shuffle data tier's
 // volume) while spill and temp files stay in Spark's local dir (the spill tier's volume, a
 // spark-local-dir-* volume). The jar joins the user's spark.jars, so that the driver and the
