@@ -32,8 +32,14 @@ func progressing(format string, args ...any) childStatus {
 	return childStatus{metav1.ConditionFalse, v1alpha1.ReasonProgressing, fmt.Sprintf(format, args...)}
 }
 
-// readyCondition reads a Strimzi-style status: conditions[type=Ready], for the generation the
-// object has now.
+// readyCondition reads a Strimzi status, for the generation the object has now. Strimzi sets
+// one condition of type Ready (status True) when a reconciliation succeeds and one of type
+// NotReady (status True, the error's reason and message) when it fails
+// (strimzi-kafka-operator 1.2.0, operator-common/src/main/java/io/strimzi/operator/common/model/
+// StatusUtils.java: setStatusConditionAndObservedGeneration), ReconciliationPaused while the
+// strimzi.io/pause-reconciliation annotation holds it (same file), and the Topic Operator
+// Unmanaged for a topic annotated strimzi.io/managed: "false" (topic-operator/.../
+// BatchingTopicController.java). Warning conditions may stand beside Ready and do not change it.
 func readyCondition(u *unstructured.Unstructured) (ready bool, message string) {
 	if u == nil {
 		return false, "not created yet"
@@ -42,16 +48,32 @@ func readyCondition(u *unstructured.Unstructured) (ready bool, message string) {
 		return false, fmt.Sprintf("generation %d not yet observed by its operator", u.GetGeneration())
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	byType := map[string]map[string]any{}
 	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == "Ready" {
-			if m["status"] == "True" {
-				return true, ""
-			}
-			return false, fmt.Sprintf("%v: %v", m["reason"], m["message"])
+		if m, ok := c.(map[string]any); ok && m["status"] == "True" {
+			byType[fmt.Sprint(m["type"])] = m
+		}
+	}
+	switch {
+	case byType["ReconciliationPaused"] != nil:
+		return false, "reconciliation paused (strimzi.io/pause-reconciliation)"
+	case byType["Unmanaged"] != nil:
+		return false, "not managed by the Topic Operator (strimzi.io/managed: \"false\")"
+	case byType["Ready"] != nil:
+		return true, ""
+	case byType["NotReady"] != nil:
+		return false, reasonMessage(byType["NotReady"])
+	}
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
+			return false, reasonMessage(m) // Ready False, as Strimzi 0.x wrote it
 		}
 	}
 	return false, "no Ready condition reported yet"
+}
+
+func reasonMessage(cond map[string]any) string {
+	return strings.TrimSuffix(fmt.Sprintf("%v: %v", cond["reason"], cond["message"]), ": <nil>")
 }
 
 // kafkaStatus: Strimzi reports the Kafka cluster and the topic Ready.
@@ -65,7 +87,10 @@ func kafkaStatus(kafka, topic *unstructured.Unstructured) childStatus {
 	return childStatus{metav1.ConditionTrue, v1alpha1.ReasonAvailable, "Strimzi reports the Kafka cluster and the topic Ready"}
 }
 
-// sparkStatus: the Spark operator's applicationState.state.
+// sparkStatus reads the Spark operator's status.applicationState.state (kubeflow/spark-operator
+// v2.5.2, api/v1beta2/sparkapplication_types.go, ApplicationStateType): only RUNNING carries
+// the stream; the failed states say why; a streaming job that completed, or is suspended, moves
+// nothing until it runs again.
 func sparkStatus(app *unstructured.Unstructured) childStatus {
 	if app == nil {
 		return progressing("SparkApplication not created yet")
@@ -79,26 +104,43 @@ func sparkStatus(app *unstructured.Unstructured) childStatus {
 		return childStatus{metav1.ConditionFalse, v1alpha1.ReasonApplicationFailed, strings.TrimSpace("SparkApplication " + state + ": " + errMsg)}
 	case "":
 		return progressing("SparkApplication %s not yet submitted by the Spark operator", app.GetName())
-	default:
+	case "COMPLETED", "SUCCEEDING":
+		return progressing("SparkApplication %s is %s: the streaming job stopped, and the Spark operator runs it again (restartPolicy Always)", app.GetName(), state)
+	case "SUSPENDING", "SUSPENDED":
+		return progressing("SparkApplication %s is %s (spec.suspend): nothing is read until it resumes", app.GetName(), state)
+	case "UNKNOWN":
+		return progressing("SparkApplication %s is UNKNOWN: the Spark operator lost track of its driver", app.GetName())
+	default: // SUBMITTED, PENDING_RERUN, INVALIDATING, RESUMING
 		return progressing("SparkApplication %s is %s", app.GetName(), state)
 	}
 }
 
-// elasticsearchStatus: ECK's phase and health.
+// elasticsearchStatus reads ECK's status.phase and status.health for the generation the object
+// has now (elastic/cloud-on-k8s v3.5.0, pkg/apis/elasticsearch/v1/elasticsearch_types.go:
+// phases Ready, ApplyingChanges, MigratingData, Stalled, Invalid; health green, yellow, red,
+// unknown). Ready with green or yellow health serves; red health, a stalled node shutdown and an
+// invalid resource need someone to look.
 func elasticsearchStatus(es *unstructured.Unstructured) childStatus {
 	if es == nil {
 		return progressing("Elasticsearch not created yet")
+	}
+	if g, ok, _ := unstructured.NestedInt64(es.Object, "status", "observedGeneration"); ok && g < es.GetGeneration() {
+		return progressing("Elasticsearch %s: generation %d not yet observed by ECK", es.GetName(), es.GetGeneration())
 	}
 	phase, _, _ := unstructured.NestedString(es.Object, "status", "phase")
 	health, _, _ := unstructured.NestedString(es.Object, "status", "health")
 	switch {
 	case health == "red":
 		return childStatus{metav1.ConditionFalse, v1alpha1.ReasonUnhealthy, fmt.Sprintf("ECK reports Elasticsearch %s health red (phase %q)", es.GetName(), phase)}
+	case phase == "Invalid":
+		return childStatus{metav1.ConditionFalse, v1alpha1.ReasonUnhealthy, fmt.Sprintf("ECK marks Elasticsearch %s Invalid: its spec is refused; see the Elasticsearch's events", es.GetName())}
+	case phase == "Stalled":
+		return childStatus{metav1.ConditionFalse, v1alpha1.ReasonUnhealthy, fmt.Sprintf("ECK reports Elasticsearch %s Stalled: a node shutdown cannot progress (health %q)", es.GetName(), health)}
 	case phase == "Ready" && (health == "green" || health == "yellow"):
 		return childStatus{metav1.ConditionTrue, v1alpha1.ReasonAvailable, fmt.Sprintf("ECK reports Elasticsearch %s Ready, health %s", es.GetName(), health)}
 	case phase == "":
 		return progressing("Elasticsearch %s not yet reconciled by ECK", es.GetName())
-	default:
+	default: // ApplyingChanges, MigratingData, or Ready with health unknown
 		return progressing("Elasticsearch %s phase %q, health %q", es.GetName(), phase, health)
 	}
 }
