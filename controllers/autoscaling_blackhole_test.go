@@ -49,12 +49,14 @@ func blackhole(t *testing.T) (string, *atomic.Int64) {
 }
 
 // TestBlackholedPrometheusStallsNoPipeline: five pipelines read a Prometheus that never answers,
-// with readings allowed to hang for a minute; a change to another pipeline is still planned and
+// with readings allowed to hang for 20 s; a change to another pipeline is still planned and
 // applied within seconds, because the readings run on the autoscaling controller's workers, not
 // on the pipeline reconciler's.
 func TestBlackholedPrometheusStallsNoPipeline(t *testing.T) {
 	access := autoscale.DefaultAccess()
-	access.QueryTimeout, access.Deadline = time.Minute, time.Minute
+	// Long enough to hold every autoscaling worker for the whole test, short enough that the
+	// manager stops within its 30 s grace period even if a reading ignored cancellation.
+	access.QueryTimeout, access.Deadline = 20*time.Second, 20*time.Second
 	o := startOperatorWith(t, []controllers.Option{controllers.WithPrometheusAccess(access)})
 	url, hanging := blackhole(t)
 	for i := 0; i < 5; i++ {
