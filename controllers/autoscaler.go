@@ -158,15 +158,13 @@ func (a *Autoscaler) source(p *v1alpha1.AnalyticsPipeline) (autoscale.MetricsSou
 // (autoscale.Apply) — and sets status.autoscaling and the Autoscaling condition from the latest
 // reading of the autoscaling controller (AutoscalingReconciler), which reads Prometheus on
 // workers of its own and wakes this reconciler after each reading. With autoscaling off it does
-// nothing. The duration it returns is when to look again: never, as the readings wake it.
-func (r *PipelineReconciler) autoscale(_ context.Context, p *v1alpha1.AnalyticsPipeline,
-	_ map[string]*v1alpha1.StorageTier, _ observed, _ []schema.GroupVersionKind,
-	conds conditions) (*v1alpha1.AnalyticsPipeline, time.Duration) {
+// nothing.
+func (r *PipelineReconciler) autoscale(p *v1alpha1.AnalyticsPipeline, conds conditions) *v1alpha1.AnalyticsPipeline {
 	spec := p.Spec.Autoscaling
 	if spec == nil || !spec.Enabled {
 		p.Status.Autoscaling = nil
 		removeCondition(conds, v1alpha1.ConditionAutoscaling)
-		return p, 0
+		return p
 	}
 	a := r.Autoscaler
 	p.Status.Autoscaling = a.prior(p)
@@ -174,13 +172,13 @@ func (r *PipelineReconciler) autoscale(_ context.Context, p *v1alpha1.AnalyticsP
 		// Not retried: the next change of the spec brings the next attempt. The targets
 		// decided so far still apply.
 		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonInvalidQuery, err.Error())
-		return autoscale.Apply(p, p.Status.Autoscaling), 0
+		return autoscale.Apply(p, p.Status.Autoscaling)
 	}
 	if p.Status.Plan == nil {
 		// Nothing runs yet whose metrics could be read.
 		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonProgressing,
 			"waiting for the first plan to be applied")
-		return p, 0
+		return p
 	}
 	out, ok := a.outcome(p)
 	if !ok {
@@ -188,7 +186,7 @@ func (r *PipelineReconciler) autoscale(_ context.Context, p *v1alpha1.AnalyticsP
 			conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonProgressing,
 				"waiting for the first reading of Prometheus")
 		}
-		return autoscale.Apply(p, p.Status.Autoscaling), 0
+		return autoscale.Apply(p, p.Status.Autoscaling)
 	}
 	interval := autoscale.Interval(spec)
 	if out.decision != nil {
@@ -200,7 +198,7 @@ func (r *PipelineReconciler) autoscale(_ context.Context, p *v1alpha1.AnalyticsP
 		status = metav1.ConditionTrue
 	}
 	conds.set(v1alpha1.ConditionAutoscaling, status, reason, msg)
-	return autoscale.Apply(p, p.Status.Autoscaling), 0
+	return autoscale.Apply(p, p.Status.Autoscaling)
 }
 
 // policy is what Recommend decides with (autoscale.NewPolicy), with what Strimzi and the Spark

@@ -80,7 +80,7 @@ func (r *AutoscalingReconciler) Reconcile(ctx context.Context, req reconcile.Req
 // the decision.
 func (r *AutoscalingReconciler) read(ctx context.Context, p *v1alpha1.AnalyticsPipeline,
 	prior *v1alpha1.AutoscalingStatus, queries map[autoscale.Signal]string, now time.Time) outcome {
-	out := outcome{uid: p.UID, generation: p.Generation, at: now}
+	out := outcome{uid: p.UID, at: now}
 	tiers, _, err := r.Pipelines.tiers(ctx, p)
 	if err != nil {
 		out.err = fmt.Errorf("reading the pipeline's tiers: %w", err)
@@ -132,9 +132,8 @@ func (r *AutoscalingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // outcome is what one reading came to, for the pipeline reconciler.
 type outcome struct {
-	uid        types.UID
-	generation int64
-	at         time.Time
+	uid types.UID
+	at  time.Time
 	// decision and read are the reading's decision and signals; err why there is none.
 	decision *autoscale.Decision
 	read     autoscale.Observations

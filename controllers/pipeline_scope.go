@@ -37,7 +37,6 @@ type scope struct {
 
 	// Computed.
 	effective *v1alpha1.AnalyticsPipeline // the pipeline with the autoscaler's targets applied
-	recheck   time.Duration               // when to look again (0: on the next event)
 	plan      v1alpha1.Plan
 	planned   bool // plan is valid enough to apply
 	desired   []*unstructured.Unstructured
@@ -91,15 +90,14 @@ func (r *PipelineReconciler) writeStatus(ctx context.Context, s *scope) error {
 // missingCRDRecheck is how often a pipeline waiting for an upstream CRD looks again.
 const missingCRDRecheck = 15 * time.Second
 
-// result says when to look again: an autoscaled pipeline every interval; one waiting for a
-// CRD soon, because a new CRD's event can arrive before the API server's discovery serves its
-// kind, and no further event follows.
+// result says when to look again: a pipeline waiting for a CRD soon, because a new CRD's event
+// can arrive before the API server's discovery serves its kind, and no further event follows.
+// Autoscaled pipelines need no timer: the autoscaling controller wakes them after each reading.
 func (s *scope) result() ctrl.Result {
-	recheck := s.recheck
-	if len(s.missing) > 0 && (recheck == 0 || recheck > missingCRDRecheck) {
-		recheck = missingCRDRecheck
+	if len(s.missing) > 0 {
+		return ctrl.Result{RequeueAfter: missingCRDRecheck}
 	}
-	return ctrl.Result{RequeueAfter: recheck}
+	return ctrl.Result{}
 }
 
 // applyErr joins the children's failures (nil when there are none): the reconcile is retried

@@ -81,7 +81,7 @@ func (r *PipelineReconciler) observe(ctx context.Context, p *v1alpha1.AnalyticsP
 // autoscaleStep: the autoscaler's targets act as overrides on the spec, so that the plan stays
 // the one path from spec to children.
 func (r *PipelineReconciler) autoscaleStep(ctx context.Context, s *scope) error {
-	s.effective, s.recheck = r.autoscale(ctx, s.pipeline, s.tiers, s.observed, s.served, s.conds)
+	s.effective = r.autoscale(s.pipeline, s.conds)
 	return nil
 }
 

@@ -31,8 +31,6 @@ type capacity struct {
 	link float64
 }
 
-func (c capacity) total() float64 { return math.Min(c.kafka, c.job) }
-
 // model computes capacities for replica counts, caching them: a trace revisits few counts.
 type model struct {
 	p     *v1alpha1.AnalyticsPipeline
