@@ -39,7 +39,7 @@ public record IngestConf(
     String deleteAfter,
     RecordFormat recordFormat,
     String idField,
-    String timestampField) {
+    String timestampField) implements java.io.Serializable {
 
   /** The prefix of every key the job reads. */
   public static final String PREFIX = "spark.strata.";
@@ -57,24 +57,24 @@ public record IngestConf(
 
   static final String PIPELINE = PREFIX + "pipeline";
   static final String CHECKPOINT_DIR = PREFIX + "checkpointDir";
-  static final String KAFKA_BOOTSTRAP = PREFIX + "kafka.bootstrap";
+  static final String KAFKA_BOOTSTRAP = PREFIX + "kafka.bootstrapServers";
   static final String KAFKA_TOPIC = PREFIX + "kafka.topic";
   static final String KAFKA_JAAS_ENV = PREFIX + "kafka.saslJaasConfigEnv";
   static final String MAX_OFFSETS = PREFIX + "kafka.maxOffsetsPerTrigger";
   static final String MIN_PARTITIONS = PREFIX + "kafka.minPartitions";
-  static final String ES_URL = PREFIX + "es.url";
-  static final String ES_CA_PATH = PREFIX + "es.caPath";
-  static final String ES_USER_ENV = PREFIX + "es.userEnv";
-  static final String ES_PASSWORD_ENV = PREFIX + "es.passwordEnv";
-  static final String ES_INDEX = PREFIX + "es.index";
-  static final String ES_DEAD_LETTER_INDEX = PREFIX + "es.deadLetterIndex";
-  static final String ES_SHARDS = PREFIX + "es.shards";
-  static final String ES_REPLICAS = PREFIX + "es.replicas";
-  static final String BULK_ACTIONS = PREFIX + "es.bulkActions";
-  static final String BULK_BYTES = PREFIX + "es.bulkBytes";
-  static final String ROLLOVER_MAX_AGE = PREFIX + "es.rolloverMaxAge";
-  static final String ROLLOVER_MAX_SIZE = PREFIX + "es.rolloverMaxPrimaryShardSize";
-  static final String DELETE_AFTER = PREFIX + "es.deleteAfter";
+  static final String ES_URL = PREFIX + "elasticsearch.url";
+  static final String ES_CA_PATH = PREFIX + "elasticsearch.caPath";
+  static final String ES_USER_ENV = PREFIX + "elasticsearch.userEnv";
+  static final String ES_PASSWORD_ENV = PREFIX + "elasticsearch.passwordEnv";
+  static final String ES_INDEX = PREFIX + "elasticsearch.index";
+  static final String ES_DEAD_LETTER_INDEX = PREFIX + "elasticsearch.deadLetterIndex";
+  static final String ES_SHARDS = PREFIX + "elasticsearch.shards";
+  static final String ES_REPLICAS = PREFIX + "elasticsearch.replicas";
+  static final String BULK_ACTIONS = PREFIX + "elasticsearch.bulkActions";
+  static final String BULK_BYTES = PREFIX + "elasticsearch.bulkBytes";
+  static final String ROLLOVER_MAX_AGE = PREFIX + "elasticsearch.rollover.maxAge";
+  static final String ROLLOVER_MAX_SIZE = PREFIX + "elasticsearch.rollover.maxPrimaryShardSize";
+  static final String DELETE_AFTER = PREFIX + "elasticsearch.delete.minAge";
   static final String RECORD_FORMAT = PREFIX + "record.format";
   static final String ID_FIELD = PREFIX + "record.idField";
   static final String TIMESTAMP_FIELD = PREFIX + "record.timestampField";

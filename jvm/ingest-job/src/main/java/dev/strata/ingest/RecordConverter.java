@@ -143,6 +143,16 @@ public final class RecordConverter implements Serializable {
     return null;
   }
 
+  /**
+   * The dead letter of a document Elasticsearch refused (a mapping conflict, say): the record's
+   * own id, the reason Elasticsearch gave, and the document as it was sent.
+   */
+  public static Result rejected(String topic, int partition, long offset, String document,
+      String reason, long kafkaTimestampMillis) {
+    return deadLetter(recordId(topic, partition, offset), "rejected by Elasticsearch: " + reason,
+        topic, partition, offset, document, kafkaTimestampMillis);
+  }
+
   private static Result deadLetter(String id, String reason, String topic, int partition,
       long offset, String text, long kafkaTimestampMillis) {
     ObjectNode doc = JSON.createObjectNode();

@@ -16,13 +16,13 @@ class IngestConfTest {
     Map<String, String> m = new HashMap<>();
     m.put("spark.strata.pipeline", "sensors");
     m.put("spark.strata.checkpointDir", "/strata/checkpoint");
-    m.put("spark.strata.kafka.bootstrap", "sensors-kafka-bootstrap:9093");
+    m.put("spark.strata.kafka.bootstrapServers", "sensors-kafka-bootstrap:9093");
     m.put("spark.strata.kafka.topic", "sensor-readings");
     m.put("spark.strata.kafka.maxOffsetsPerTrigger", "400000");
-    m.put("spark.strata.es.url", "https://sensors-es-http:9200");
-    m.put("spark.strata.es.index", "sensor-readings");
-    m.put("spark.strata.es.shards", "3");
-    m.put("spark.strata.es.replicas", "1");
+    m.put("spark.strata.elasticsearch.url", "https://sensors-es-http:9200");
+    m.put("spark.strata.elasticsearch.index", "sensor-readings");
+    m.put("spark.strata.elasticsearch.shards", "3");
+    m.put("spark.strata.elasticsearch.replicas", "1");
     m.put("spark.app.name", "not ours");
     m.put("spark.strata.shuffle.dataDirs", "/data/shuffle");
     return m;
@@ -56,15 +56,15 @@ class IngestConfTest {
     Map<String, String> m = minimal();
     m.put("spark.strata.kafka.saslJaasConfigEnv", "KAFKA_JAAS");
     m.put("spark.strata.kafka.minPartitions", "8");
-    m.put("spark.strata.es.caPath", "/strata/es-ca/ca.crt");
-    m.put("spark.strata.es.userEnv", "ES_USER");
-    m.put("spark.strata.es.passwordEnv", "ES_PASSWORD");
-    m.put("spark.strata.es.deadLetterIndex", "sensors-dead");
-    m.put("spark.strata.es.bulkActions", "5000");
-    m.put("spark.strata.es.bulkBytes", "10485760");
-    m.put("spark.strata.es.rolloverMaxAge", "12h");
-    m.put("spark.strata.es.rolloverMaxPrimaryShardSize", "30gb");
-    m.put("spark.strata.es.deleteAfter", "30d");
+    m.put("spark.strata.elasticsearch.caPath", "/strata/es-ca/ca.crt");
+    m.put("spark.strata.elasticsearch.userEnv", "ES_USER");
+    m.put("spark.strata.elasticsearch.passwordEnv", "ES_PASSWORD");
+    m.put("spark.strata.elasticsearch.deadLetterIndex", "sensors-dead");
+    m.put("spark.strata.elasticsearch.bulkActions", "5000");
+    m.put("spark.strata.elasticsearch.bulkBytes", "10485760");
+    m.put("spark.strata.elasticsearch.rollover.maxAge", "12h");
+    m.put("spark.strata.elasticsearch.rollover.maxPrimaryShardSize", "30gb");
+    m.put("spark.strata.elasticsearch.delete.minAge", "30d");
     m.put("spark.strata.record.format", "raw");
     m.put("spark.strata.record.idField", "uuid");
     m.put("spark.strata.record.timestampField", "ts");
@@ -89,9 +89,9 @@ class IngestConfTest {
   void everyMissingKeyNamed() {
     String msg = problems(Map.of());
     for (String key : new String[] {"spark.strata.pipeline", "spark.strata.checkpointDir",
-        "spark.strata.kafka.bootstrap", "spark.strata.kafka.topic",
-        "spark.strata.kafka.maxOffsetsPerTrigger", "spark.strata.es.url", "spark.strata.es.index",
-        "spark.strata.es.shards", "spark.strata.es.replicas"}) {
+        "spark.strata.kafka.bootstrapServers", "spark.strata.kafka.topic",
+        "spark.strata.kafka.maxOffsetsPerTrigger", "spark.strata.elasticsearch.url", "spark.strata.elasticsearch.index",
+        "spark.strata.elasticsearch.shards", "spark.strata.elasticsearch.replicas"}) {
       assertTrue(msg.contains(key + ": missing"), key + " not named in: " + msg);
     }
   }
@@ -101,16 +101,16 @@ class IngestConfTest {
     Object[][] cases = {
         {"spark.strata.kafka.maxOffsetsPerTrigger", "0", "not a positive whole number"},
         {"spark.strata.kafka.minPartitions", "many", "not a positive whole number"},
-        {"spark.strata.es.shards", "3000000000", "more than"},
-        {"spark.strata.es.replicas", "-1", "not a whole number"},
-        {"spark.strata.es.url", "sensors-es-http:9200", "not an http(s)://host[:port] URL"},
-        {"spark.strata.es.index", "Sensors", "not a valid index name"},
-        {"spark.strata.es.deadLetterIndex", "_dead", "not a valid index name"},
-        {"spark.strata.es.deleteAfter", "30 days", "not a duration"},
-        {"spark.strata.es.rolloverMaxPrimaryShardSize", "50G", "not a size"},
+        {"spark.strata.elasticsearch.shards", "3000000000", "more than"},
+        {"spark.strata.elasticsearch.replicas", "-1", "not a whole number"},
+        {"spark.strata.elasticsearch.url", "sensors-es-http:9200", "not an http(s)://host[:port] URL"},
+        {"spark.strata.elasticsearch.index", "Sensors", "not a valid index name"},
+        {"spark.strata.elasticsearch.deadLetterIndex", "_dead", "not a valid index name"},
+        {"spark.strata.elasticsearch.delete.minAge", "30 days", "not a duration"},
+        {"spark.strata.elasticsearch.rollover.maxPrimaryShardSize", "50G", "not a size"},
         {"spark.strata.record.format", "avro", "neither json nor raw"},
         {"spark.strata.pipeline", "  ", "empty"},
-        {"spark.strata.es.bulkActoins", "10", "unknown key"},
+        {"spark.strata.elasticsearch.bulkActoins", "10", "unknown key"},
     };
     for (Object[] c : cases) {
       Map<String, String> m = minimal();
@@ -124,7 +124,7 @@ class IngestConfTest {
   @Test
   void credentialsComeInPairs() {
     Map<String, String> m = minimal();
-    m.put("spark.strata.es.userEnv", "ES_USER");
-    assertTrue(problems(m).contains("spark.strata.es.passwordEnv: missing"));
+    m.put("spark.strata.elasticsearch.userEnv", "ES_USER");
+    assertTrue(problems(m).contains("spark.strata.elasticsearch.passwordEnv: missing"));
   }
 }

@@ -1,0 +1,130 @@
+package dev.strata.ingest;
+
+import co.elastic.clients.elasticsearch.ElasticsearchClient;
+import co.elastic.clients.elasticsearch._types.ElasticsearchException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.StringReader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the job sets up in Elasticsearch before its first batch, on every start (so a new plan
+ * takes effect at the next start): an ILM policy and an index template for the pipeline's index,
+ * the first write index behind the index's alias, and the dead-letter index.
+ *
+ * <ul>
+ *   <li>The ILM policy (named after the index) rolls the write index over at the planned primary
+ *       shard size or age and deletes an index the planned time after its rollover, so the data
+ *       nodes' disks hold the planned retention.
+ *   <li>The index template (patterns {@code <index>-*}) carries the planned shards and replicas:
+ *       a new plan's shard count (following the planned data nodes) applies at the next rollover,
+ *       as Elasticsearch cannot change an existing index's primary shard count.
+ *   <li>The alias {@code <index>} points at the write index {@code <index>-000001} (created only
+ *       when the alias does not exist yet); documents are written to the alias.
+ *   <li>The dead-letter index has a template of its own with a higher priority, so the index
+ *       template's lifecycle (whose rollover alias is the index's) never applies to it.
+ * </ul>
+ */
+final class IndexLifecycle {
+  private static final Logger LOG = LoggerFactory.getLogger(IndexLifecycle.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** The index template's priority; the dead-letter index's template is above it. */
+  static final int PRIORITY = 100;
+
+  private IndexLifecycle() {}
+
+  /** The name of the first write index behind conf's alias. */
+  static String firstWriteIndex(IngestConf conf) {
+    return conf.esIndex() + "-000001";
+  }
+
+  static void apply(ElasticsearchClient es, IngestConf conf) throws IOException {
+    String index = conf.esIndex();
+    es.ilm().putLifecycle(r -> r.name(index).withJson(new StringReader(policy(conf).toString())));
+    es.indices().putIndexTemplate(r -> r.name(index)
+        .withJson(new StringReader(template(conf).toString())));
+    es.indices().putIndexTemplate(r -> r.name(conf.esDeadLetterIndex())
+        .withJson(new StringReader(deadLetterTemplate(conf).toString())));
+    if (!es.indices().existsAlias(r -> r.name(index)).value()) {
+      try {
+        es.indices().create(r -> r.index(firstWriteIndex(conf))
+            .aliases(index, a -> a.isWriteIndex(true)));
+        LOG.info("created the write index {} behind the alias {}", firstWriteIndex(conf), index);
+      } catch (ElasticsearchException e) {
+        // Another start may have won the race; anything else (an index named like the alias,
+        // for instance) must stop the job: documents would not go where the lifecycle expects.
+        if (!"resource_already_exists_exception".equals(e.error().type())) {
+          throw new IllegalStateException("cannot create the write index " + firstWriteIndex(conf)
+              + " behind the alias " + index + " (" + IngestConf.ES_INDEX + "): " + e.getMessage(), e);
+        }
+      }
+    }
+    if (!es.indices().exists(r -> r.index(conf.esDeadLetterIndex())).value()) {
+      try {
+        es.indices().create(r -> r.index(conf.esDeadLetterIndex()));
+      } catch (ElasticsearchException e) {
+        if (!"resource_already_exists_exception".equals(e.error().type())) {
+          throw e;
+        }
+      }
+    }
+    LOG.info("index lifecycle of {}: {} shards, {} replicas, policy {}", index, conf.esShards(),
+        conf.esReplicas(), policy(conf));
+  }
+
+  /**
+   * The ILM policy: rollover in the hot phase, then delete after the planned time (no delete
+   * phase when the plan sets none: the indices are kept).
+   */
+  static ObjectNode policy(IngestConf conf) {
+    ObjectNode body = JSON.createObjectNode();
+    ObjectNode phases = body.putObject("policy").putObject("phases");
+    ObjectNode rollover = phases.putObject("hot").putObject("actions").putObject("rollover");
+    rollover.put("max_age", conf.rolloverMaxAge());
+    rollover.put("max_primary_shard_size", conf.rolloverMaxPrimaryShardSize());
+    if (conf.deleteAfter() != null) {
+      ObjectNode delete = phases.putObject("delete");
+      delete.put("min_age", conf.deleteAfter());
+      delete.putObject("actions").putObject("delete");
+    }
+    return body;
+  }
+
+  /** The index template: planned shards and replicas, the lifecycle, @timestamp as a date. */
+  static ObjectNode template(IngestConf conf) {
+    ObjectNode body = JSON.createObjectNode();
+    body.putArray("index_patterns").add(conf.esIndex() + "-*");
+    body.put("priority", PRIORITY);
+    ObjectNode template = body.putObject("template");
+    ObjectNode settings = template.putObject("settings");
+    settings.put("index.number_of_shards", conf.esShards());
+    settings.put("index.number_of_replicas", conf.esReplicas());
+    settings.put("index.lifecycle.name", conf.esIndex());
+    settings.put("index.lifecycle.rollover_alias", conf.esIndex());
+    template.putObject("mappings").putObject("properties")
+        .putObject(RecordConverter.TIMESTAMP).put("type", "date");
+    return body;
+  }
+
+  /** The dead-letter index's template: one shard (dead letters are few), planned replicas. */
+  static ObjectNode deadLetterTemplate(IngestConf conf) {
+    ObjectNode body = JSON.createObjectNode();
+    body.putArray("index_patterns").add(conf.esDeadLetterIndex());
+    body.put("priority", PRIORITY + 100);
+    ObjectNode template = body.putObject("template");
+    ObjectNode settings = template.putObject("settings");
+    settings.put("index.number_of_shards", 1);
+    settings.put("index.number_of_replicas", conf.esReplicas());
+    ObjectNode props = template.putObject("mappings").putObject("properties");
+    props.putObject(RecordConverter.TIMESTAMP).put("type", "date");
+    props.putObject("reason").put("type", "keyword");
+    props.putObject("topic").put("type", "keyword");
+    props.putObject("partition").put("type", "integer");
+    props.putObject("offset").put("type", "long");
+    props.putObject("record").put("type", "text");
+    return body;
+  }
+}

@@ -1,0 +1,72 @@
+package dev.strata.ingest;
+
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.streaming.StreamingQuery;
+import scala.Tuple2;
+
+/**
+ * The pipeline's Spark job: the pipeline's Kafka topic into its Elasticsearch index with Spark
+ * Structured Streaming. Configured only by the spark.strata.* keys (IngestConf); a missing or
+ * bad key stops it at start, naming the key. See docs/ingest-job.md.
+ *
+ * <p>Exactly-once effect: the Kafka offsets live in the checkpoint (on the volume the operator
+ * mounts); a restart replays the batch whose end the checkpoint had not recorded, and the
+ * replayed documents carry the same ids, so they overwrite instead of adding copies.
+ */
+public final class IngestJob {
+  private IngestJob() {}
+
+  public static void main(String[] args) throws Exception {
+    SparkSession spark = SparkSession.builder()
+        .appName("strata-ingest")
+        .config(STREAMING_METRICS, "true")
+        .getOrCreate();
+    IngestConf conf = IngestConf.from(settings(spark));
+    Running job = start(spark, conf);
+    try {
+      job.query().awaitTermination();
+    } finally {
+      job.sink().close();
+    }
+  }
+
+  /** Spark's input and processing rates of the query, in its metrics system. */
+  static final String STREAMING_METRICS = "spark.sql.streaming.metricsEnabled";
+
+  /** The started query and its sink (whose consumer-group committer the caller closes). */
+  record Running(StreamingQuery query, BatchSink sink) {}
+
+  /** Every Spark setting, for IngestConf. */
+  static Map<String, String> settings(SparkSession spark) {
+    Map<String, String> m = new HashMap<>();
+    for (Tuple2<String, String> kv : spark.sparkContext().getConf().getAll()) {
+      m.put(kv._1(), kv._2());
+    }
+    return m;
+  }
+
+  /**
+   * Sets up the index lifecycle, then starts the query: the topic's records (only the columns the
+   * conversion needs), each micro-batch through BatchSink.
+   */
+  static Running start(SparkSession spark, IngestConf conf) throws Exception {
+    spark.conf().set(STREAMING_METRICS, "true");
+    IndexLifecycle.apply(EsClients.shared(conf), conf);
+    Dataset<Row> records = spark.readStream()
+        .format("kafka")
+        .options(KafkaSettings.source(conf))
+        .load()
+        .select("topic", "partition", "offset", "value", "timestamp");
+    BatchSink sink = new BatchSink(conf, spark.sparkContext());
+    StreamingQuery query = records.writeStream()
+        .queryName(conf.pipeline())
+        .option("checkpointLocation", conf.checkpointDir())
+        .foreachBatch(sink)
+        .start();
+    return new Running(query, sink);
+  }
+}
