@@ -136,6 +136,10 @@ jvm-build: ## Build jvm/shuffle-plugin/target/strata-shuffle.jar and jvm/ingest-
 jvm-test: ## Test the JVM modules (real Spark in local mode) and build their jars.
 	$(MVN) $(MVN_FLAGS) -f $(JVM_POM) verify
 
+.PHONY: job-bench
+job-bench: ## Benchmark the ingestion job end to end, Kafka -> index (minutes; jvm/ingest-job/target/benchmark.txt).
+	$(MVN) $(MVN_FLAGS) -f $(JVM_POM) -pl ingest-job test -Pbench
+
 .PHONY: plugin-build plugin-test
 plugin-build: jvm-build ## Same as jvm-build (the name before the ingestion job joined the build).
 plugin-test: jvm-test ## Same as jvm-test.

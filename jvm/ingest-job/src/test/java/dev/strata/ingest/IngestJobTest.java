@@ -1,0 +1,248 @@
+package dev.strata.ingest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.opensearch.action.admin.indices.settings.get.GetSettingsResponse;
+import org.opensearch.search.SearchHit;
+
+/**
+ * The job end to end against real components in one JVM: a Kafka broker in KRaft mode, Spark in
+ * local mode, an OpenSearch node (EmbeddedSearch). The job is started as its main class starts it
+ * (IngestJob.start), stopped mid-stream, and restarted from its checkpoint.
+ */
+class IngestJobTest {
+  static final String TOPIC = "sensor-readings";
+  static final String INDEX = "sensor-readings";
+  static final int PARTITIONS = 3;
+
+  @TempDir static Path dir;
+  static EmbeddedKafka kafka;
+  static EmbeddedSearch search;
+  static SparkSession spark;
+
+  @BeforeAll
+  static void start() throws Exception {
+    kafka = new EmbeddedKafka(dir);
+    search = new EmbeddedSearch(dir);
+    spark = SparkSession.builder()
+        .master("local[2]")
+        .appName("IngestJobTest")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (spark != null) {
+      spark.stop();
+    }
+    if (search != null) {
+      search.close();
+    }
+    if (kafka != null) {
+      kafka.close();
+    }
+  }
+
+  static Map<String, String> conf(String pipeline, String topic, String index) {
+    Map<String, String> m = new HashMap<>();
+    m.put("spark.strata.pipeline", pipeline);
+    m.put("spark.strata.checkpointDir", dir.resolve("checkpoint-" + pipeline).toString());
+    m.put("spark.strata.kafka.bootstrapServers", kafka.bootstrap());
+    m.put("spark.strata.kafka.topic", topic);
+    m.put("spark.strata.kafka.maxOffsetsPerTrigger", "100");
+    m.put("spark.strata.kafka.minPartitions", "2");
+    m.put("spark.strata.elasticsearch.url", search.url());
+    m.put("spark.strata.elasticsearch.index", index);
+    m.put("spark.strata.elasticsearch.shards", "2");
+    m.put("spark.strata.elasticsearch.replicas", "1");
+    m.put("spark.strata.elasticsearch.bulkActions", "40");
+    // As internal/desired/indexlifecycle.go writes them: bytes and seconds.
+    m.put("spark.strata.elasticsearch.rollover.maxPrimaryShardSize", "53687091200b");
+    m.put("spark.strata.elasticsearch.rollover.maxAge", "86400s");
+    m.put("spark.strata.elasticsearch.delete.minAge", "604800s");
+    return m;
+  }
+
+  /** The record at i: a valid reading, or one of the malformed kinds. */
+  static byte[] record(int i) {
+    if (i == 7) {
+      return "{\"sensor\": \"s-7\", \"value\": ".getBytes(StandardCharsets.UTF_8); // not JSON
+    }
+    if (i == 123) {
+      return "[1, 2, 3]".getBytes(StandardCharsets.UTF_8); // not an object
+    }
+    if (i == 250) {
+      return null; // a tombstone
+    }
+    if (i == 470) {
+      // valid JSON, but "value" is mapped as a number by then: Elasticsearch refuses it
+      return "{\"sensor\": \"s-470\", \"value\": \"high\"}".getBytes(StandardCharsets.UTF_8);
+    }
+    return ("{\"sensor\": \"s-" + (i % 17) + "\", \"value\": " + i + ", \"pad\": \""
+        + "x".repeat(200) + "\"}").getBytes(StandardCharsets.UTF_8);
+  }
+
+  static final ObjectMapper JSON = new ObjectMapper();
+
+  static final Set<Integer> MALFORMED = Set.of(7, 123, 250, 470);
+
+  static void produce(String topic, int from, int to) throws Exception {
+    Map<String, Object> p = new HashMap<>();
+    p.put("bootstrap.servers", kafka.bootstrap());
+    p.put("key.serializer", "org.apache.kafka.common.serialization.ByteArraySerializer");
+    p.put("value.serializer", "org.apache.kafka.common.serialization.ByteArraySerializer");
+    p.put("linger.ms", "5");
+    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+      for (int i = from; i < to; i++) {
+        producer.send(new ProducerRecord<>(topic, i % PARTITIONS, null, record(i)));
+      }
+      producer.flush();
+    }
+  }
+
+  /** The consumer group's committed offsets, summed over the topic's partitions. */
+  static long committed(String group) throws Exception {
+    try (Admin a = kafka.admin()) {
+      Map<TopicPartition, OffsetAndMetadata> m =
+          a.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+      return m.values().stream().mapToLong(OffsetAndMetadata::offset).sum();
+    }
+  }
+
+  static long endOffsets(String topic) throws Exception {
+    try (Admin a = kafka.admin()) {
+      Map<TopicPartition, OffsetSpec> req = new HashMap<>();
+      for (int p = 0; p < PARTITIONS; p++) {
+        req.put(new TopicPartition(topic, p), OffsetSpec.latest());
+      }
+      return a.listOffsets(req).all().get().values().stream()
+          .mapToLong(r -> r.offset()).sum();
+    }
+  }
+
+  /**
+   * Forgets that the last batch was written: Structured Streaming then runs it again on restart,
+   * as after a driver killed between writing a batch and recording it in the checkpoint.
+   */
+  static long forgetLastCommit(String pipeline) throws Exception {
+    File commits = dir.resolve("checkpoint-" + pipeline).resolve("commits").toFile();
+    long last = -1;
+    for (String name : commits.list()) {
+      if (name.matches("[0-9]+")) {
+        last = Math.max(last, Long.parseLong(name));
+      }
+    }
+    assertTrue(last >= 0, "no batch committed yet");
+    Files.delete(commits.toPath().resolve(String.valueOf(last)));
+    Files.deleteIfExists(commits.toPath().resolve("." + last + ".crc"));
+    return last;
+  }
+
+  @Test
+  void everyRecordOnceAcrossARestartMidStream() throws Exception {
+    int total = 600;
+    kafka.createTopic(TOPIC, PARTITIONS);
+    produce(TOPIC, 0, 400);
+    IngestConf conf = IngestConf.from(conf("sensors", TOPIC, INDEX));
+
+    // First run: stopped as soon as it has written a batch, with batches still to come.
+    IngestJob.Running first = IngestJob.start(spark, conf);
+    long deadline = System.currentTimeMillis() + 120_000;
+    while (first.query().recentProgress().length == 0 && first.query().isActive()
+        && System.currentTimeMillis() < deadline) {
+      Thread.sleep(50);
+    }
+    assertTrue(first.query().isActive(), () -> "the query failed: " + first.query().exception());
+    first.query().stop();
+    first.sink().close();
+    long firstWritten = first.sink().documents() + first.sink().deadLetters();
+    assertTrue(firstWritten > 0 && firstWritten < 400, "the first run wrote " + firstWritten
+        + " of 400 records: not stopped mid-stream");
+    long committedFirst = committed("sensors");
+    assertTrue(committedFirst >= firstWritten, "committed offsets " + committedFirst);
+    long replayed = forgetLastCommit("sensors");
+
+    // Second run, from the checkpoint, with more records arriving.
+    produce(TOPIC, 400, total);
+    IngestJob.Running second = IngestJob.start(spark, conf);
+    second.query().processAllAvailable();
+    second.query().stop();
+    second.sink().close();
+    long written = firstWritten + second.sink().documents() + second.sink().deadLetters();
+    assertTrue(written > total, "batch " + replayed + " was not replayed: " + written
+        + " records written in all for " + total);
+
+    // Exactly once: every record is one document or one dead letter, however often written.
+    assertEquals(total - MALFORMED.size(), search.count(INDEX));
+    assertEquals(MALFORMED.size(), search.count(conf.esDeadLetterIndex()));
+    assertTrue(search.client().prepareGet(INDEX + "-000001", TOPIC + "-1-0").get().isExists(),
+        "document ids are topic-partition-offset");
+
+    // Dead letters carry their reasons.
+    List<String> reasons = new ArrayList<>();
+    for (SearchHit h : search.client().prepareSearch(conf.esDeadLetterIndex()).setSize(10).get()
+        .getHits().getHits()) {
+      reasons.add(String.valueOf(h.getSourceAsMap().get("reason")));
+    }
+    String all = String.join(" | ", reasons);
+    assertTrue(all.contains("not JSON"), all);
+    assertTrue(all.contains("not a JSON object"), all);
+    assertTrue(all.contains("no value"), all);
+    assertTrue(all.contains("rejected by Elasticsearch: mapper_parsing_exception"), all);
+
+    // The consumer group has the end offsets: lag 0.
+    assertEquals(endOffsets(TOPIC), committed("sensors"));
+    assertTrue(committed("sensors") > committedFirst);
+
+    // The index lifecycle: the write index from the template, with the planned shards and
+    // replicas and the policy; the policy as the plan sets it.
+    GetSettingsResponse s = search.client().admin().indices()
+        .prepareGetSettings(INDEX + "-000001").get();
+    assertEquals("2", s.getSetting(INDEX + "-000001", "index.number_of_shards"));
+    assertEquals("1", s.getSetting(INDEX + "-000001", "index.number_of_replicas"));
+    assertEquals(INDEX, s.getSetting(INDEX + "-000001", "index.lifecycle.name"));
+    assertEquals(INDEX, s.getSetting(INDEX + "-000001", "index.lifecycle.rollover_alias"));
+    assertEquals("1", search.client().admin().indices()
+        .prepareGetSettings(conf.esDeadLetterIndex()).get()
+        .getSetting(conf.esDeadLetterIndex(), "index.number_of_shards"));
+    assertFalse(search.client().admin().indices().prepareGetSettings(conf.esDeadLetterIndex()).get()
+        .getIndexToSettings().get(conf.esDeadLetterIndex()).hasValue("index.lifecycle.name"),
+        "the dead-letter index has no lifecycle of the index's");
+    String policy = ElasticsearchCompat.POLICIES.get(INDEX);
+    assertEquals(JSON.readTree("{\"policy\":{\"phases\":{\"hot\":{\"actions\":{\"rollover\":{\"max_age\":\"86400s\","
+        + "\"max_primary_shard_size\":\"53687091200b\"}}},\"delete\":{\"min_age\":\"604800s\","
+        + "\"actions\":{\"delete\":{}}}}}}"), JSON.readTree(policy));
+
+    // Streaming metrics are on.
+    assertEquals("true", spark.conf().get(IngestJob.STREAMING_METRICS));
+  }
+}
