@@ -136,6 +136,12 @@ jvm-build: ## Build jvm/shuffle-plugin/target/strata-shuffle.jar and jvm/ingest-
 jvm-test: ## Test the JVM modules (real Spark in local mode) and build their jars.
 	$(MVN) $(MVN_FLAGS) -f $(JVM_POM) verify
 
+JOB_IMG ?= strata-spark:dev
+
+.PHONY: job-image
+job-image: jvm-build ## Build the Spark image with the ingestion job and the shuffle plugin (jvm/Dockerfile; JOB_IMG=strata-spark:dev).
+	docker build -f jvm/Dockerfile -t $(JOB_IMG) jvm
+
 .PHONY: job-bench
 job-bench: ## Benchmark the ingestion job end to end, Kafka -> index (minutes; jvm/ingest-job/target/benchmark.txt).
 	$(MVN) $(MVN_FLAGS) -f $(JVM_POM) -pl ingest-job test -Pbench
