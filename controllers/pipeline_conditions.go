@@ -59,6 +59,33 @@ func setStorageCondition(conds conditions, tiers map[string]*v1alpha1.StorageTie
 	conds.set(v1alpha1.ConditionStorageReady, metav1.ConditionTrue, v1alpha1.ReasonAvailable, "every StorageTier is Ready")
 }
 
+// setDurabilityCondition says what a broker's loss can cost: with min.insync.replicas m, Kafka
+// acknowledges an acks=all write once m brokers hold it, so it survives the loss of m−1 brokers'
+// volumes. At 1 (asked for, or a replication factor of 1) it survives none: on local NVMe a
+// node's loss takes acknowledged writes with it.
+func setDurabilityCondition(conds conditions, spec v1alpha1.KafkaSpec, pl v1alpha1.Plan) {
+	m := pl.MinInSyncReplicas
+	if m < 2 {
+		why := "spec.kafka.minInSyncReplicas is 1"
+		if pl.ReplicationFactor < 2 {
+			why = "spec.kafka.replicationFactor is 1"
+		}
+		conds.set(v1alpha1.ConditionKafkaDurable, metav1.ConditionFalse, v1alpha1.ReasonSingleCopyWrites,
+			why+": Kafka acknowledges a write stored on the partition leader alone, so losing that "+
+				"broker's volume (its disk, or its node with a local volume) loses acknowledged writes")
+		return
+	}
+	msg := fmt.Sprintf("min.insync.replicas %d of replication factor %d: an acknowledged write is on at "+
+		"least %d brokers and survives the loss of %d broker volume(s)", m, pl.ReplicationFactor, m, m-1)
+	if spec.MinInSyncReplicas != nil {
+		msg += " (set by spec.kafka.minInSyncReplicas)"
+	}
+	if m == pl.ReplicationFactor {
+		msg += "; producers using acks=all are refused for a partition while any of its brokers is down"
+	}
+	conds.set(v1alpha1.ConditionKafkaDurable, metav1.ConditionTrue, v1alpha1.ReasonReplicatedWrites, msg)
+}
+
 // setReadyCondition sums the other conditions up: Ready is True only when all of them are.
 func setReadyCondition(conds conditions) {
 	for _, c := range []string{v1alpha1.ConditionPlanValid, v1alpha1.ConditionStorageReady,

@@ -107,6 +107,7 @@ func (r *PipelineReconciler) planStep(_ context.Context, s *scope) error {
 		return nil
 	}
 	s.planned = true
+	setDurabilityCondition(s.conds, s.effective.Spec.Kafka, planned)
 	msg := fmt.Sprintf("%d brokers, %d executors, %d data nodes; bottleneck %s", planned.Brokers,
 		planned.Executors, planned.ElasticsearchDataNodes, planned.Bottleneck)
 	if current := topicPartitions(s.observed, s.pipeline); current > planned.Partitions {

@@ -103,6 +103,7 @@ type StorageRef struct {
 
 // KafkaSpec configures the Strimzi Kafka cluster.
 // +kubebuilder:validation:XValidation:rule="self.replicationFactor <= self.brokers.max",message="spec.kafka.replicationFactor must not exceed spec.kafka.brokers.max"
+// +kubebuilder:validation:XValidation:rule="!has(self.minInSyncReplicas) || self.minInSyncReplicas <= self.replicationFactor",message="spec.kafka.minInSyncReplicas must not exceed spec.kafka.replicationFactor"
 type KafkaSpec struct {
 	// version is the Kafka version Strimzi runs.
 	// Strata accepts the versions Strimzi 1.2.0 supports (KafkaVersions in bounds.go).
@@ -110,13 +111,23 @@ type KafkaSpec struct {
 	// +kubebuilder:validation:Enum="4.2.0";"4.2.1";"4.3.0";"4.3.1"
 	// +optional
 	Version string `json:"version,omitempty"`
-	// replicationFactor is the topic's replication factor (1..5). min.insync.replicas is set to
-	// replicationFactor-1 (at least 1), so acknowledged writes survive one broker's loss.
+	// replicationFactor is the topic's replication factor (1..5). Unless minInSyncReplicas says
+	// otherwise, min.insync.replicas is replicationFactor-1 and at least 2 (1 only with a
+	// replication factor of 1), so that an acknowledged write is on two brokers and survives the
+	// loss of one broker's volume. With 2, producers are refused while a broker is down.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=5
 	// +kubebuilder:default=3
 	// +optional
 	ReplicationFactor int32 `json:"replicationFactor,omitempty"`
+	// minInSyncReplicas overrides the topic's min.insync.replicas (at most replicationFactor).
+	// Set it only to trade durability for availability: with 1, Kafka acknowledges a write stored
+	// on the leader alone, and losing that broker's volume loses acknowledged writes; the
+	// KafkaDurable condition then says so. Empty: the default described at replicationFactor.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5
+	// +optional
+	MinInSyncReplicas *int32 `json:"minInSyncReplicas,omitempty"`
 	// brokers bounds the broker count; the plan picks the smallest that carries the workload.
 	Brokers Range `json:"brokers"`
 	// storage places the brokers' logs on a tier.

@@ -17,6 +17,20 @@ const (
 	ConditionElasticsearchReady = "ElasticsearchReady"
 	// ConditionAutoscaling: the autoscaler has fresh metrics and may act.
 	ConditionAutoscaling = "Autoscaling"
+	// ConditionKafkaDurable: an acknowledged write is on at least two brokers (the topic's
+	// min.insync.replicas is 2 or more). Not part of Ready: a weaker setting is the user's choice.
+	ConditionKafkaDurable = "KafkaDurable"
+)
+
+// Reasons of the KafkaDurable condition.
+const (
+	// ReasonReplicatedWrites: min.insync.replicas is at least 2; the message says how many
+	// brokers' volumes can be lost without losing an acknowledged write.
+	ReasonReplicatedWrites = "ReplicatedWrites"
+	// ReasonSingleCopyWrites: min.insync.replicas is 1 (asked for in spec.kafka.minInSyncReplicas,
+	// or a replication factor of 1): Kafka acknowledges a write stored on the leader alone, and
+	// losing that broker's volume loses acknowledged writes.
+	ReasonSingleCopyWrites = "SingleCopyWrites"
 )
 
 // Condition reasons shared by several conditions.

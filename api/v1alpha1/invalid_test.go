@@ -30,6 +30,8 @@ var invalidInputs = []invalid{
 	{"unparseable link", "AnalyticsPipeline", map[string]any{"spec.network.linkBitsPerSecond": "fast"}, "spec.network.linkBitsPerSecond"},
 	{"replication above brokers.max", "AnalyticsPipeline", map[string]any{"spec.kafka.replicationFactor": int64(4), "spec.kafka.brokers.max": int64(3)}, "spec.kafka.replicationFactor must not exceed spec.kafka.brokers.max"},
 	{"replication above 5", "AnalyticsPipeline", map[string]any{"spec.kafka.replicationFactor": int64(6)}, "spec.kafka.replicationFactor"},
+	{"min.insync above replication", "AnalyticsPipeline", map[string]any{"spec.kafka.replicationFactor": int64(2), "spec.kafka.minInSyncReplicas": int64(3)}, "spec.kafka.minInSyncReplicas must not exceed spec.kafka.replicationFactor"},
+	{"min.insync 0", "AnalyticsPipeline", map[string]any{"spec.kafka.minInSyncReplicas": int64(0)}, "spec.kafka.minInSyncReplicas"},
 	{"brokers min above max", "AnalyticsPipeline", map[string]any{"spec.kafka.brokers.min": int64(5), "spec.kafka.brokers.max": int64(3)}, "spec.kafka.brokers: Invalid value"},
 	{"brokers min 0", "AnalyticsPipeline", map[string]any{"spec.kafka.brokers.min": int64(0)}, "spec.kafka.brokers.min"},
 	{"empty Kafka tier", "AnalyticsPipeline", map[string]any{"spec.kafka.storage.tier": ""}, "spec.kafka.storage.tier"},

@@ -79,7 +79,7 @@ func TestKafka(t *testing.T) {
 		modes[1].(map[string]any)["mode"] != "remove-brokers" {
 		t.Errorf("autoRebalance %v", modes)
 	}
-	if got := field(t, k, "spec", "kafka", "config", "min.insync.replicas"); got != int64(1) {
+	if got := field(t, k, "spec", "kafka", "config", "min.insync.replicas"); got != int64(2) {
 		t.Errorf("min.insync.replicas %v", got)
 	}
 	if got := field(t, k, "spec", "kafka", "rack", "topologyKey"); got != "kubernetes.io/hostname" {

@@ -75,7 +75,7 @@ func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier) (v1alp
 	return v1alpha1.Plan{
 		Brokers:                       brokers.count,
 		ReplicationFactor:             s.Kafka.ReplicationFactor,
-		MinInSyncReplicas:             minInSyncReplicas(s.Kafka.ReplicationFactor),
+		MinInSyncReplicas:             minInSyncReplicas(s.Kafka),
 		Partitions:                    parts,
 		Executors:                     executors.count,
 		ExecutorCores:                 cores,

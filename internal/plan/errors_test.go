@@ -48,6 +48,12 @@ func TestInvalidInput(t *testing.T) {
 		{"spec.kafka.storage.size", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
 			p.Spec.Kafka.Storage.Size = q("0.5")
 		}},
+		{"spec.kafka.minInSyncReplicas", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Kafka.MinInSyncReplicas = ptr(p.Spec.Kafka.ReplicationFactor + 1)
+		}},
+		{"spec.kafka.minInSyncReplicas", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Kafka.MinInSyncReplicas = ptr(int32(0))
+		}},
 		{"spec.kafka.storage.size", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
 			p.Spec.Kafka.Storage.Size = q("8Ei")
 		}},

@@ -188,6 +188,18 @@ func validate(s *v1alpha1.AnalyticsPipelineSpec) error {
 			}
 			return nil
 		},
+		func() error {
+			if k.MinInSyncReplicas == nil {
+				return nil
+			}
+			if err := checkRange("spec.kafka.minInSyncReplicas", int64(*k.MinInSyncReplicas), 1, 5); err != nil {
+				return err
+			}
+			if *k.MinInSyncReplicas > k.ReplicationFactor {
+				return fieldErr("spec.kafka.minInSyncReplicas", "(%d) must not exceed spec.kafka.replicationFactor (%d)", *k.MinInSyncReplicas, k.ReplicationFactor)
+			}
+			return nil
+		},
 		func() error { return checkStorageRef("spec.kafka.storage", k.Storage) },
 		func() error { return checkRange("spec.kafka.topic.partitions", int64(k.Topic.Partitions), 0, 100_000) },
 		func() error { return checkRange("spec.spark.executors.min", int64(sp.Executors.Min), 1, 10_000) },

@@ -50,7 +50,7 @@ func TestAPIExample(t *testing.T) {
 		{"executors", int64(p.Executors), 4},
 		{"elasticsearchDataNodes", int64(p.ElasticsearchDataNodes), 2},
 		{"shards", int64(p.Shards), 2},
-		{"minInSyncReplicas", int64(p.MinInSyncReplicas), 1},
+		{"minInSyncReplicas", int64(p.MinInSyncReplicas), 2},
 		{"linkUsableBytesPerSecond", p.LinkUsableBytesPerSecond, 112500000},
 		{"linkPlannedBytesPerSecond", p.LinkPlannedBytesPerSecond, 90000000},
 		{"brokerReceiveBytesPerSecond", p.BrokerReceiveBytesPerSecond, 60186666},

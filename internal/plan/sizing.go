@@ -221,7 +221,15 @@ func shards(es v1alpha1.ElasticsearchSpec, dataNodes int32) int32 {
 	return dataNodes
 }
 
-// minInSyncReplicas lets acknowledged writes survive the loss of one broker: R−1, at least 1.
-func minInSyncReplicas(replication int32) int32 {
-	return max(1, replication-1)
+// minInSyncReplicas is spec.kafka.minInSyncReplicas when set, else R−1 but at least 2 (and at
+// most R): an acknowledged write is then on two brokers or more and survives the loss of one
+// broker's volume — on local NVMe a node's loss takes its volume with it. R−1 keeps producers
+// writing while one broker is down (a failure, or Strimzi rolling the brokers one at a time);
+// with R = 2 the floor of 2 does not: a broker down refuses acks=all writes to the partitions
+// it holds (docs/planning.md). Only R = 1 gets 1.
+func minInSyncReplicas(k v1alpha1.KafkaSpec) int32 {
+	if k.MinInSyncReplicas != nil {
+		return *k.MinInSyncReplicas
+	}
+	return min(k.ReplicationFactor, max(2, k.ReplicationFactor-1))
 }

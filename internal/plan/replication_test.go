@@ -1,0 +1,45 @@
+package plan_test
+
+import (
+	"testing"
+
+	"github.com/strata-dev/strata/internal/plan"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// TestMinInSyncReplicas: by default an acknowledged write is on two brokers whenever there are
+// two replicas to hold it (R−1, at least 2, at most R); spec.kafka.minInSyncReplicas is the only
+// way below that, and is taken as given.
+func TestMinInSyncReplicas(t *testing.T) {
+	cases := []struct {
+		rf       int32
+		explicit *int32
+		want     int32
+	}{
+		{rf: 1, want: 1},
+		{rf: 2, want: 2},
+		{rf: 3, want: 2},
+		{rf: 4, want: 3},
+		{rf: 5, want: 4},
+		{rf: 2, explicit: ptr(int32(1)), want: 1},
+		{rf: 3, explicit: ptr(int32(1)), want: 1},
+		{rf: 3, explicit: ptr(int32(3)), want: 3},
+		{rf: 5, explicit: ptr(int32(2)), want: 2},
+	}
+	for _, c := range cases {
+		p := apiExample()
+		p.Spec.Kafka.ReplicationFactor = c.rf
+		p.Spec.Kafka.MinInSyncReplicas = c.explicit
+		got, err := plan.Compute(p, apiTiers())
+		if err != nil {
+			t.Fatalf("rf %d, explicit %v: %v", c.rf, c.explicit, err)
+		}
+		if got.MinInSyncReplicas != c.want {
+			t.Errorf("rf %d, explicit %v: min.insync.replicas %d, want %d", c.rf, c.explicit, got.MinInSyncReplicas, c.want)
+		}
+		if got.MinInSyncReplicas > got.ReplicationFactor {
+			t.Errorf("rf %d: min.insync.replicas %d exceeds the replication factor", c.rf, got.MinInSyncReplicas)
+		}
+	}
+}
