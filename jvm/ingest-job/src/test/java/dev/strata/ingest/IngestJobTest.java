@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.File;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,7 +56,14 @@ class IngestJobTest {
     spark = SparkSession.builder()
         .master("local[2]")
         .appName("IngestJobTest")
-        .config("spark.ui.enabled", "false")
+        // The driver's UI serves the Prometheus endpoint the operator's PodMonitor scrapes, set
+        // up as internal/desired/sparkconf.go sets it.
+        .config("spark.ui.enabled", "true")
+        .config("spark.ui.port", "0")
+        .config("spark.metrics.conf.*.sink.prometheusServlet.class",
+            "org.apache.spark.metrics.sink.PrometheusServlet")
+        .config("spark.metrics.conf.*.sink.prometheusServlet.path", "/metrics/prometheus")
+        .config("spark.metrics.namespace", "sensors")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.sql.shuffle.partitions", "2")
@@ -195,6 +206,18 @@ class IngestJobTest {
     produce(TOPIC, 400, total);
     IngestJob.Running second = IngestJob.start(spark, conf);
     second.query().processAllAvailable();
+    // While the query runs, the driver's Prometheus endpoint serves its rates and the job's counts.
+    HttpResponse<String> scrape = HttpClient.newBuilder()
+        .followRedirects(HttpClient.Redirect.NORMAL).build()
+        .send(HttpRequest.newBuilder(URI.create(
+            spark.sparkContext().uiWebUrl().get() + "/metrics/prometheus/")).build(),
+            HttpResponse.BodyHandlers.ofString());
+    String metrics = scrape.statusCode() + "\n" + scrape.body();
+    for (String name : new String[] {"spark_streaming_sensors_inputRate_total",
+        "spark_streaming_sensors_processingRate_total", "spark_streaming_sensors_latency",
+        "AccumulatorSource_strata_documents", "AccumulatorSource_strata_deadLetters"}) {
+      assertTrue(metrics.contains(name), () -> "no " + name + " in\n" + metrics);
+    }
     second.query().stop();
     second.sink().close();
     long written = firstWritten + second.sink().documents() + second.sink().deadLetters();
