@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,16 +87,19 @@ func (r *PipelineReconciler) autoscaleStep(ctx context.Context, s *scope) error 
 }
 
 // planStep computes the plan and sets PlanValid. An invalid spec is not retried: the next
-// change to the pipeline or its tiers triggers the next attempt. Partitions never shrink:
-// Kafka cannot remove them.
-func (r *PipelineReconciler) planStep(_ context.Context, s *scope) error {
+// change to the pipeline or its tiers triggers the next attempt. What already runs bounds the
+// plan (kafka_scaling.go): the KRaft quorum stays the one the cluster was created with, brokers
+// leave one at a time through the autoscaler's safety gate, and partitions never shrink: Kafka
+// cannot remove them.
+func (r *PipelineReconciler) planStep(ctx context.Context, s *scope) error {
 	list := make([]v1alpha1.StorageTier, 0, len(s.tiers))
 	for _, name := range tierNames(s.effective) {
 		if t, ok := s.tiers[name]; ok {
 			list = append(list, *t)
 		}
 	}
-	planned, err := plan.Compute(s.effective, list)
+	run := plan.Running{KafkaControllers: runningQuorum(s.observed, s.pipeline)}
+	planned, err := plan.ComputeRunning(s.effective, list, run)
 	s.plan = planned
 	switch {
 	case plan.IsMissingTier(err):
@@ -107,17 +111,37 @@ func (r *PipelineReconciler) planStep(_ context.Context, s *scope) error {
 		return nil
 	}
 	s.planned = true
+	var notes []string
+	if step, note := r.stepBrokers(ctx, s, planned.Brokers); step != planned.Brokers {
+		// The step's own plan: every figure (traffic per broker, volumes, stages) for the
+		// brokers that run during it. It plans like the spec, which just planned.
+		if stepped, err := plan.ComputeRunning(withBrokers(s.effective, step), list, run); err == nil {
+			planned, s.plan = stepped, stepped
+		}
+		notes = append(notes, note)
+	}
 	setDurabilityCondition(s.conds, s.effective.Spec.Kafka, planned)
+	quorum := quorumNote(run, planned)
+	r.announceQuorum(s, quorum)
+	if quorum != "" {
+		notes = append(notes, quorum)
+	}
 	msg := fmt.Sprintf("%d brokers, %d executors, %d data nodes; bottleneck %s", planned.Brokers,
 		planned.Executors, planned.ElasticsearchDataNodes, planned.Bottleneck)
 	if current := topicPartitions(s.observed, s.pipeline); current > planned.Partitions {
-		msg += fmt.Sprintf("; the topic keeps its %d partitions although the plan wants %d: Kafka cannot remove partitions",
-			current, planned.Partitions)
+		notes = append(notes, fmt.Sprintf("the topic keeps its %d partitions although the plan wants %d: Kafka cannot remove partitions",
+			current, planned.Partitions))
 		s.plan.Partitions = current
 	}
+	if len(notes) > 0 {
+		msg += "; " + strings.Join(notes, "; ")
+	}
 	if why := unsatisfied(planned); why != "" {
-		s.conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonCapacityExceeded,
-			why+" (applied at the spec's bounds)")
+		why += " (applied at the spec's bounds)"
+		if len(notes) > 0 {
+			why += "; " + strings.Join(notes, "; ")
+		}
+		s.conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonCapacityExceeded, why)
 		return nil
 	}
 	s.conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionTrue, v1alpha1.ReasonPlanned, msg)
@@ -133,7 +157,9 @@ func (r *PipelineReconciler) buildDesired(_ context.Context, s *scope) error {
 	for _, gvk := range s.served {
 		served[gvk.String()] = true
 	}
-	for _, obj := range desired.All(desired.Inputs{Pipeline: s.pipeline, Plan: s.plan}) {
+	in := desired.Inputs{Pipeline: s.pipeline, Plan: s.plan,
+		BrokersLeaving: brokersLeaving(s.observed, s.pipeline, s.plan.Brokers)}
+	for _, obj := range desired.All(in) {
 		if served[obj.GroupVersionKind().String()] {
 			s.desired = append(s.desired, obj)
 		}

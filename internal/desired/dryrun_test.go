@@ -39,7 +39,12 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		made := map[string]bool{}
 		for _, tc := range testCases() {
+			if made[tc.in.Pipeline.Namespace] {
+				continue // cases may share a namespace
+			}
+			made[tc.in.Pipeline.Namespace] = true
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.in.Pipeline.Namespace}}
 			if err := k8s.Create(ctx, ns); err != nil {
 				fmt.Fprintln(os.Stderr, err)

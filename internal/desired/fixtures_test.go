@@ -19,6 +19,7 @@ func testCases() []testCase {
 	return []testCase{
 		{name: "split-tiers", in: splitTiers()},
 		{name: "single-tier-delete", in: singleTierDelete()},
+		{name: "last-broker-leaving", in: lastBrokerLeaving()},
 	}
 }
 
@@ -185,4 +186,17 @@ func singleTierDelete() Inputs {
 		MonthlyStorageCost: "27.60", SingleTierMonthlyStorageCost: "27.60",
 	}
 	return Inputs{Pipeline: p, Plan: plan}
+}
+
+// lastBrokerLeaving is splitTiers stepping down from two brokers to one: the cluster was created
+// with three brokers, so its quorum stays three controllers, and Cruise Control and its rebalance
+// template stay while the second broker leaves (Strimzi's remove-brokers rebalance empties it).
+func lastBrokerLeaving() Inputs {
+	in := splitTiers()
+	in.Plan.Brokers, in.Plan.ReplicationFactor, in.Plan.MinInSyncReplicas = 1, 1, 1
+	in.Plan.MetadataVolumes = []v1alpha1.MetadataVolume{
+		{Role: v1alpha1.RoleKafkaController, Size: q("10Gi"), Replicas: 3},
+	}
+	in.BrokersLeaving = true
+	return in
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 )
@@ -154,10 +155,39 @@ func TestRebalanceThrottle(t *testing.T) {
 	}
 }
 
+// TestControllerReplicas: the quorum is the one the plan records (the cluster's, fixed at its
+// creation), whatever the brokers; a plan without a record gets the rule for a new cluster.
 func TestControllerReplicas(t *testing.T) {
 	for brokers, want := range map[int32]int64{0: 1, 1: 1, 2: 3, 3: 3, 12: 3} {
 		if got := ControllerReplicas(v1alpha1.Plan{Brokers: brokers}); got != want {
 			t.Errorf("ControllerReplicas(%d brokers) = %d, want %d", brokers, got, want)
+		}
+	}
+	for _, tt := range []struct{ brokers, recorded int32 }{{1, 3}, {3, 1}, {6, 1}, {2, 3}} {
+		pl := v1alpha1.Plan{Brokers: tt.brokers, MetadataVolumes: []v1alpha1.MetadataVolume{
+			{Role: v1alpha1.RoleElasticsearchMaster, Replicas: 5},
+			{Role: v1alpha1.RoleKafkaController, Replicas: tt.recorded},
+		}}
+		if got := ControllerReplicas(pl); got != int64(tt.recorded) {
+			t.Errorf("ControllerReplicas(%d brokers, quorum %d recorded) = %d", tt.brokers, tt.recorded, got)
+		}
+	}
+}
+
+// TestCruiseControlWhileBrokersLeave: one broker planned gets no Cruise Control, unless brokers
+// are still leaving; two or more always get it.
+func TestCruiseControlWhileBrokersLeave(t *testing.T) {
+	for _, tt := range []struct {
+		brokers int32
+		leaving bool
+		want    bool
+	}{{1, false, false}, {1, true, true}, {2, false, true}, {3, true, true}} {
+		in := splitTiers()
+		in.Plan.Brokers, in.Plan.ReplicationFactor, in.BrokersLeaving = tt.brokers, 1, tt.leaving
+		_, hasCC, _ := unstructured.NestedMap(Kafka(in).Object, "spec", "cruiseControl")
+		if hasCC != tt.want || (RebalanceTemplate(in) != nil) != tt.want {
+			t.Errorf("%d brokers, leaving %v: cruiseControl %v, template %v; want %v", tt.brokers, tt.leaving,
+				hasCC, RebalanceTemplate(in) != nil, tt.want)
 		}
 	}
 }

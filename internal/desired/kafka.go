@@ -25,7 +25,7 @@ import (
 //   - Cruise Control with the brokers' network capacity from the bandwidth model (without it
 //     Cruise Control assumes about 10 MB/s per broker and drops its network goals) and
 //     auto-rebalancing when brokers are added or removed. Strimzi refuses Cruise Control on a
-//     single-broker cluster, so a plan of one broker gets none.
+//     single-broker cluster, so a plan of one broker gets none once no broker is leaving.
 func Kafka(in Inputs) *unstructured.Unstructured {
 	p := in.Pipeline
 	kafka := object{
@@ -78,9 +78,9 @@ func replication(plan v1alpha1.Plan) (rf, minISR int64) {
 	return rf, minISR
 }
 
-// cruiseControl is the Cruise Control section, or nil when the plan has fewer than two brokers.
+// cruiseControl is the Cruise Control section, or nil when the cluster runs none.
 func cruiseControl(in Inputs) object {
-	if !hasCruiseControl(in.Plan) {
+	if !hasCruiseControl(in) {
 		return nil
 	}
 	cc := object{
@@ -100,9 +100,16 @@ func cruiseControl(in Inputs) object {
 	return cc
 }
 
-// hasCruiseControl says whether the plan's cluster runs Cruise Control (and so auto-rebalancing
-// and its KafkaRebalance template): Strimzi rejects Cruise Control with fewer than two brokers.
-func hasCruiseControl(plan v1alpha1.Plan) bool { return plan.Brokers >= 2 }
+// hasCruiseControl says whether the cluster runs Cruise Control (and so auto-rebalancing and
+// its KafkaRebalance template): with two brokers or more, and while brokers are leaving. Strimzi
+// rejects Cruise Control on a cluster of fewer than two brokers (strimzi-kafka-operator 1.2.0,
+// cluster-operator/.../model/cruisecontrol/CruiseControlMetricsReporter.java,
+// validateCruiseControl), but it counts the brokers still running: a scale-down of brokers that
+// hold partitions is reverted until the remove-brokers rebalance has emptied them
+// (.../operator/assembly/KafkaClusterCreator.java, revertScaleDown). Dropping Cruise Control in
+// the apply that lowers the pool from two brokers to one would leave that rebalance nothing to
+// run on, and the broker stuck.
+func hasCruiseControl(in Inputs) bool { return in.Plan.Brokers >= 2 || in.BrokersLeaving }
 
 // NetworkCapacity formats a rate in bytes per second as Strimzi's brokerCapacity wants it
 // (pattern ^[0-9]+([KMG]i?)?B/s$): whole KiB/s, rounded down so that Cruise Control never

@@ -22,10 +22,10 @@ const MinRebalanceThrottlePercent = 10
 //
 // The throttle bounds the bandwidth partition moves take from each broker to what the
 // pipeline's own traffic leaves of the usable link (the bandwidth model's figures), and at
-// least MinRebalanceThrottlePercent of the link. It returns nil when the plan runs no Cruise
-// Control (fewer than two brokers).
+// least MinRebalanceThrottlePercent of the link. It returns nil when the cluster runs no Cruise
+// Control (fewer than two brokers, none leaving).
 func RebalanceTemplate(in Inputs) *unstructured.Unstructured {
-	if !hasCruiseControl(in.Plan) {
+	if !hasCruiseControl(in) {
 		return nil
 	}
 	p := in.Pipeline

@@ -18,6 +18,11 @@ import (
 type Inputs struct {
 	Pipeline *v1alpha1.AnalyticsPipeline
 	Plan     v1alpha1.Plan
+	// BrokersLeaving says that brokers are leaving the cluster: the broker pool still runs more
+	// brokers than the plan, or Strimzi's auto-rebalance is under way. Cruise Control then stays
+	// even when the plan has one broker left, since Strimzi removes a broker only once Cruise
+	// Control's remove-brokers rebalance has moved its partitions off (see hasCruiseControl).
+	BrokersLeaving bool
 }
 
 // The kinds this package builds.

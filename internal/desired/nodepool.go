@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/plan"
 )
 
 // ControllerVolumeSize is the size of each KRaft controller's volume: it holds only the
@@ -14,10 +15,9 @@ var ControllerVolumeSize = resource.MustParse("10Gi")
 // NodePools builds p's two KafkaNodePools (kafka.strimzi.io/v1), controller pool first; they
 // join the cluster through the strimzi.io/cluster label.
 //
-//   - "<pipeline>-controller": the KRaft quorum, roles [controller]. Three controllers survive the loss of
-//     one; a plan of a single broker has no redundancy to protect, so it gets one controller.
-//     The count follows only that rule, not the broker count, so that scaling brokers never
-//     changes the quorum.
+//   - "<pipeline>-controller": the KRaft quorum, roles [controller], of the size the plan
+//     records (ControllerReplicas): chosen when the cluster is created and never changed, since
+//     Strimzi runs only static quorums.
 //   - "<pipeline>-broker": roles [broker], replicas = the plan's broker count. The autoscaler changes
 //     only this number; Strimzi's auto-rebalance moves partitions on and off the brokers.
 //
@@ -42,12 +42,16 @@ func NodePools(in Inputs) []*unstructured.Unstructured {
 	}
 }
 
-// ControllerReplicas is the size of the KRaft controller quorum for the plan.
-func ControllerReplicas(plan v1alpha1.Plan) int64 {
-	if plan.Brokers <= 1 {
-		return 1
+// ControllerReplicas is the size of the KRaft controller quorum: the plan's KafkaController
+// metadata volumes, one per controller (plan.KRaftQuorum when the cluster was created, the
+// running quorum after). A plan without them (built by hand) gets plan.KRaftQuorum's rule.
+func ControllerReplicas(pl v1alpha1.Plan) int64 {
+	for _, v := range pl.MetadataVolumes {
+		if v.Role == v1alpha1.RoleKafkaController && v.Replicas > 0 {
+			return int64(v.Replicas)
+		}
 	}
-	return 3
+	return int64(plan.KRaftQuorum(pl.Brokers))
 }
 
 func nodePool(p *v1alpha1.AnalyticsPipeline, name, component string, replicas int64,

@@ -16,6 +16,20 @@ import (
 // the largest counts allowed, names the bottleneck and says why in Plan.Unsatisfied, so that an
 // over-committed configuration can still be applied and observed.
 func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier) (v1alpha1.Plan, error) {
+	return ComputeRunning(p, tiers, Running{})
+}
+
+// Running is what already runs and a plan must keep; a zero field is chosen by the plan.
+type Running struct {
+	// KafkaControllers is the KRaft quorum the Kafka cluster was created with. Strimzi runs
+	// only static quorums: a controller pool is never scaled (strimzi-kafka-operator 1.2.0,
+	// documentation/assemblies/deploying/assembly-kraft-mode.adoc, "Limitations with static
+	// controller quorums"), so the quorum chosen at creation stays whatever the brokers become.
+	KafkaControllers int32
+}
+
+// ComputeRunning is Compute for a pipeline whose cluster already runs what run describes.
+func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, run Running) (v1alpha1.Plan, error) {
 	if p == nil {
 		return v1alpha1.Plan{}, fieldErr("spec", "no AnalyticsPipeline given")
 	}
@@ -61,7 +75,11 @@ func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier) (v1alp
 	// Storage problems are kept apart from throughput ones: the bottleneck names a stage.
 	var storeWhy reasons
 	ps := placements(s, brokers.count, executors.count, dataNodes)
-	meta, metaPlaced := metadataVolumes(s, ts, brokers.count)
+	quorum := KRaftQuorum(brokers.count)
+	if run.KafkaControllers > 0 {
+		quorum = run.KafkaControllers
+	}
+	meta, metaPlaced := metadataVolumes(s, ts, quorum)
 	if err := checkLocalClaims(append(ps[:len(ps):len(ps)], metaPlaced...), ts); err != nil {
 		return v1alpha1.Plan{}, err
 	}

@@ -18,10 +18,11 @@ var DefaultMetadataVolumeSize = resource.MustParse("10Gi")
 // defaultMasterNodes is spec.elasticsearch.masterNodes' default.
 const defaultMasterNodes = 3
 
-// kraftControllers is the KRaft quorum size: three survive the loss of one; a single broker has
-// no redundancy to protect. internal/desired.ControllerReplicas applies the same rule (a test
-// holds the two together).
-func kraftControllers(brokers int32) int32 {
+// KRaftQuorum is the KRaft quorum a new cluster of that many brokers gets: three controllers
+// survive the loss of one; a single broker has no redundancy to protect. It is chosen once, when
+// the cluster is created (Running.KafkaControllers keeps it afterwards); the plan records it as
+// the KafkaController metadata volumes' replicas, which internal/desired.ControllerReplicas reads.
+func KRaftQuorum(brokers int32) int32 {
 	if brokers <= 1 {
 		return 1
 	}
@@ -30,7 +31,7 @@ func kraftControllers(brokers int32) int32 {
 
 // metadataVolumes plans the two roles' volumes; the placements are those on a tier, for the
 // local tier checks.
-func metadataVolumes(s *v1alpha1.AnalyticsPipelineSpec, ts tierSet, brokers int32) ([]v1alpha1.MetadataVolume, []placement) {
+func metadataVolumes(s *v1alpha1.AnalyticsPipelineSpec, ts tierSet, quorum int32) ([]v1alpha1.MetadataVolume, []placement) {
 	var ctrl, master v1alpha1.MetadataStorage
 	if s.Kafka.Controllers != nil {
 		ctrl = s.Kafka.Controllers.Storage
@@ -50,7 +51,7 @@ func metadataVolumes(s *v1alpha1.AnalyticsPipelineSpec, ts tierSet, brokers int3
 	var out []v1alpha1.MetadataVolume
 	var placed []placement
 	for _, m := range []one{
-		{v1alpha1.RoleKafkaController, "spec.kafka.controllers.storage.size", ctrl, kraftControllers(brokers)},
+		{v1alpha1.RoleKafkaController, "spec.kafka.controllers.storage.size", ctrl, quorum},
 		{v1alpha1.RoleElasticsearchMaster, "spec.elasticsearch.masters.storage.size", master, masters},
 	} {
 		size := DefaultMetadataVolumeSize.DeepCopy()

@@ -3,6 +3,7 @@ package plan_test
 import (
 	"testing"
 
+	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/plan"
 )
 
@@ -40,6 +41,39 @@ func TestMinInSyncReplicas(t *testing.T) {
 		}
 		if got.MinInSyncReplicas > got.ReplicationFactor {
 			t.Errorf("rf %d: min.insync.replicas %d exceeds the replication factor", c.rf, got.MinInSyncReplicas)
+		}
+	}
+}
+
+// TestQuorumFixedAtCreation: a new cluster's quorum follows its brokers (1 for one broker, else
+// 3); a running cluster's stays what it is when the brokers cross one, either way.
+func TestQuorumFixedAtCreation(t *testing.T) {
+	cases := []struct {
+		brokers, running, want int32
+	}{
+		{brokers: 1, want: 1},
+		{brokers: 3, want: 3},
+		{brokers: 1, running: 3, want: 3},
+		{brokers: 3, running: 1, want: 1},
+		{brokers: 6, running: 3, want: 3},
+	}
+	for _, c := range cases {
+		p := apiExample()
+		p.Spec.Kafka.ReplicationFactor = 1
+		p.Spec.Kafka.Brokers = v1alpha1.Range{Min: c.brokers, Max: c.brokers}
+		got, err := plan.ComputeRunning(p, apiTiers(), plan.Running{KafkaControllers: c.running})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var quorum int32
+		for _, v := range got.MetadataVolumes {
+			if v.Role == v1alpha1.RoleKafkaController {
+				quorum = v.Replicas
+			}
+		}
+		if got.Brokers != c.brokers || quorum != c.want {
+			t.Errorf("%d brokers, %d controllers running: planned %d brokers, quorum %d; want quorum %d",
+				c.brokers, c.running, got.Brokers, quorum, c.want)
 		}
 	}
 }
