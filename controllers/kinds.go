@@ -35,6 +35,8 @@ var ChildKinds = []ChildKind{
 	strimziKind(desired.KafkaRebalanceGVK, "kafkarebalances"),
 	{GVK: desired.SparkApplicationGVK, CRD: "sparkapplications.sparkoperator.k8s.io",
 		Operator: "the Kubeflow Spark operator 2.x", Condition: v1alpha1.ConditionSparkReady},
+	// The ingestion job's checkpoint (Strata's own job only), reported with the job.
+	{GVK: desired.PersistentVolumeClaimGVK, Condition: v1alpha1.ConditionSparkReady},
 	{GVK: desired.ElasticsearchGVK, CRD: "elasticsearches.elasticsearch.k8s.elastic.co",
 		Operator: "ECK 3.x", Condition: v1alpha1.ConditionElasticsearchReady},
 }

@@ -9,7 +9,9 @@ import (
 //     (Strimzi fails a reconcile whose ConfigMap is missing);
 //   - the node pools before the Kafka (a KRaft cluster without pools does not start);
 //   - the topic after its cluster;
-//   - Elasticsearch before the SparkApplication, whose pods need ECK's secrets.
+//   - Elasticsearch before the SparkApplication, whose pods need ECK's secrets;
+//   - the checkpoint claim (Strata's own job only) before the SparkApplication whose driver
+//     mounts it.
 //
 // The rebalance template is left out when the plan runs no Cruise Control (a single broker);
 // a controller that prunes children it no longer builds then deletes it.
@@ -19,5 +21,9 @@ func All(in Inputs) []*unstructured.Unstructured {
 		objs = append(objs, t)
 	}
 	objs = append(objs, NodePools(in)...)
-	return append(objs, Kafka(in), Topic(in), Elasticsearch(in), SparkApplication(in))
+	objs = append(objs, Kafka(in), Topic(in), Elasticsearch(in))
+	if c := CheckpointClaim(in); c != nil {
+		objs = append(objs, c)
+	}
+	return append(objs, SparkApplication(in))
 }

@@ -20,6 +20,7 @@ func testCases() []testCase {
 		{name: "split-tiers", in: splitTiers()},
 		{name: "single-tier-delete", in: singleTierDelete()},
 		{name: "last-broker-leaving", in: lastBrokerLeaving()},
+		{name: "strata-job", in: strataJob()},
 	}
 }
 
@@ -198,5 +199,15 @@ func lastBrokerLeaving() Inputs {
 		{Role: v1alpha1.RoleKafkaController, Size: q("10Gi"), Replicas: 3},
 	}
 	in.BrokersLeaving = true
+	return in
+}
+
+// strataJob is splitTiers running Strata's own ingestion job (its jar and main class), with a
+// catch-up rate above the ingest: the job's keys and its checkpoint claim are built.
+func strataJob() Inputs {
+	in := splitTiers()
+	s := &in.Pipeline.Spec.Spark
+	s.Image, s.MainApplicationFile, s.MainClass = "ghcr.io/strata-dev/strata-ingest:test", IngestJobFile, IngestJobMainClass
+	in.Pipeline.Spec.Workload.ConsumerMessagesPerSecond = 3 * in.Pipeline.Spec.Workload.MessagesPerSecond
 	return in
 }

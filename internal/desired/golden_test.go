@@ -119,7 +119,8 @@ func TestDeterministic(t *testing.T) {
 }
 
 // TestAllOrderAndKinds pins the apply order: ConfigMap, rebalance template (with Cruise
-// Control only), node pools, Kafka, topic, Elasticsearch, SparkApplication.
+// Control only), node pools, Kafka, topic, Elasticsearch, the checkpoint claim (Strata's own
+// job only), SparkApplication.
 func TestAllOrderAndKinds(t *testing.T) {
 	kinds := func(in Inputs) []string {
 		var ks []string
@@ -138,6 +139,9 @@ func TestAllOrderAndKinds(t *testing.T) {
 		"single-tier-delete": {"ConfigMap/clicks-kafka-metrics", "KafkaNodePool/clicks-controller",
 			"KafkaNodePool/clicks-broker", "Kafka/clicks", "KafkaTopic/clicks", "Elasticsearch/clicks",
 			"SparkApplication/clicks"},
+		"strata-job": {"ConfigMap/sensors-kafka-metrics", "KafkaRebalance/sensors-rebalance-template",
+			"KafkaNodePool/sensors-controller", "KafkaNodePool/sensors-broker", "Kafka/sensors", "KafkaTopic/sensors",
+			"Elasticsearch/sensors", "PersistentVolumeClaim/sensors-checkpoint", "SparkApplication/sensors"},
 	}
 	for _, tc := range testCases() {
 		if got := kinds(tc.in); !reflect.DeepEqual(got, want[tc.name]) {

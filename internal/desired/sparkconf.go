@@ -131,7 +131,7 @@ func wiredConf(in Inputs) map[string]string {
 	conf["spark.es.net.ssl"] = "true"
 	conf["spark.es.net.http.auth.user"] = ElasticsearchUser
 	if in.Plan.Shards > 0 {
-		conf["spark.strata.elasticsearch.shards"] = strconv.Itoa(int(in.Plan.Shards))
+		conf[ESShardsConf] = strconv.Itoa(int(in.Plan.Shards))
 	}
 	indexLifecycleConf(conf, in.Plan.Retention)
 	env(conf, "ES_URL", ElasticsearchServiceURL(p))
@@ -152,6 +152,9 @@ func wiredConf(in Inputs) map[string]string {
 	conf["spark.metrics.namespace"] = p.Name
 	conf["spark.metrics.appStatusSource.enabled"] = "true"
 	conf["spark.sql.streaming.metricsEnabled"] = "true"
+	if RunsIngestJob(p) {
+		ingestJobConf(conf, in)
+	}
 	return conf
 }
 
