@@ -297,7 +297,8 @@ func TestRenderDefaults(t *testing.T) {
 	checkRBAC(t, objs, fullname)
 	checkSecurity(t, find(objs, "Deployment", fullname))
 	d := find(objs, "Deployment", fullname)
-	checkArgs(t, d, []string{"--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443", "--zap-log-level=info"},
+	checkArgs(t, d, []string{"--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443", "--zap-log-level=info",
+		"--volume-cleanup-namespace=" + namespace},
 		[]string{"--watch-namespaces"})
 	if img := container(t, d)["image"]; img != "ghcr.io/strata-dev/strata:0.1.0" {
 		t.Errorf("image %v, want the chart's appVersion as tag", img)

@@ -14,17 +14,29 @@ import (
 const FieldOwner = "strata"
 
 // Option changes how Setup builds the controllers.
-type Option func(*PipelineReconciler)
+type Option func(*reconcilers)
+
+// reconcilers are the controllers Setup builds, which options change.
+type reconcilers struct {
+	pipelines *PipelineReconciler
+	tiers     *TierReconciler
+}
 
 // WithAutoscaler gives the pipeline reconciler an Autoscaler of its own: tests read metrics
 // from a fake source on a clock of their own.
 func WithAutoscaler(a *Autoscaler) Option {
-	return func(r *PipelineReconciler) { r.Autoscaler = a }
+	return func(rs *reconcilers) { rs.pipelines.Autoscaler = a }
+}
+
+// WithVolumeRecycling sets how local tiers wipe their Released volumes (the manager's flags).
+func WithVolumeRecycling(v VolumeRecycling) Option {
+	return func(rs *reconcilers) { rs.tiers.Recycling = v }
 }
 
 // WithPrometheusAccess sets how the autoscaler may reach Prometheus (the manager's flags).
 func WithPrometheusAccess(a autoscale.Access) Option {
-	return func(r *PipelineReconciler) {
+	return func(rs *reconcilers) {
+		r := rs.pipelines
 		if r.Autoscaler == nil {
 			r.Autoscaler = &Autoscaler{}
 		}
@@ -42,8 +54,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 		Mapper:   mgr.GetRESTMapper(),
 		Applier:  applier,
 	}
+	tiers := &TierReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("strata-tier"), Applier: applier}
 	for _, o := range opts {
-		o(pipelines)
+		o(&reconcilers{pipelines: pipelines, tiers: tiers})
 	}
 	if pipelines.Autoscaler == nil {
 		// Made here, before any worker runs: the workers share it.
@@ -58,6 +71,5 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 	if err := autoscaling.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	tiers := &TierReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("strata-tier"), Applier: applier}
 	return tiers.SetupWithManager(ctx, mgr)
 }

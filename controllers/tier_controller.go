@@ -8,15 +8,18 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
@@ -35,6 +38,13 @@ type TierReconciler struct {
 	Recorder events.EventRecorder
 	// Applier is the server-side-apply path the controllers share; nil: one of its own.
 	Applier *ssa.Applier
+	// Recycling says how Released local volumes are wiped (see VolumeRecycling's defaults).
+	Recycling VolumeRecycling
+	// APIReader reads what the operator does not cache (claims); nil: the manager's.
+	APIReader client.Reader
+
+	// pods is the cache of cleanup pods, in Recycling.Namespace only.
+	pods client.Reader
 }
 
 // +kubebuilder:rbac:groups=strata.dev,resources=storagetiers,verbs=get;list;watch;patch
@@ -43,6 +53,9 @@ type TierReconciler struct {
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get
+// Cleanup pods run in the operator's namespace (a placeholder here, see cmd/manager).
+// +kubebuilder:rbac:groups="",namespace=strata-system,resources=pods,verbs=get;list;watch;create;delete
 
 // Reconcile reads like its steps: observe the tier's volumes, bring the StorageClass and the
 // volumes in step (local tiers) or check the class (dynamic tiers), remove the volumes no longer
@@ -86,6 +99,7 @@ func (r *TierReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 	t.Status.ObservedGeneration = t.Generation
 	t.Status.PersistentVolumes, t.Status.Capacity = volumeTotals(res.volumes)
 	t.Status.RetainedPersistentVolumes = res.retainedNames()
+	t.Status.ReleasedPersistentVolumes, t.Status.RecyclingPersistentVolumes = res.recycled.released, res.recycled.recycling
 
 	if !conds.isTrue(v1alpha1.ConditionReady) {
 		log.FromContext(ctx).V(1).Info("tier not ready", "reason", res.reason, "message", res.message())
@@ -96,7 +110,7 @@ func (r *TierReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 	// during this reconcile changed its metadata, which the status patch must not carry.
 	base := t.DeepCopy()
 	base.Status = before.Status
-	return ctrl.Result{}, patchStatus(ctx, r.Client, t, base, before.Status, t.Status)
+	return ctrl.Result{RequeueAfter: res.recycled.after}, patchStatus(ctx, r.Client, t, base, before.Status, t.Status)
 }
 
 // syncDynamic checks that a dynamic tier's StorageClass exists. Volumes left from when the tier
@@ -158,6 +172,25 @@ func (r *TierReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager)
 	if r.Applier == nil {
 		r.Applier = ssa.New(r.Client, FieldOwner, ssa.DefaultCacheSize)
 	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	r.Recycling = r.Recycling.withDefaults()
+	// Cleanup pods are cached apart, in their one namespace and with their labels: the manager's
+	// cache would watch every pod of the cluster, which the operator may not and need not read.
+	pods, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		DefaultNamespaces: map[string]cache.Config{r.Recycling.Namespace: {}},
+		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{
+			desired.LabelManagedBy: desired.ManagedBy, desired.LabelComponent: desired.ComponentVolumeCleanup})}},
+	})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(pods); err != nil {
+		return err
+	}
+	r.pods = pods
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("storagetier").
 		For(&v1alpha1.StorageTier{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -165,6 +198,7 @@ func (r *TierReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager)
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.localTiers),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&corev1.PersistentVolume{}, handler.EnqueueRequestsFromMapFunc(r.tierOfVolume)).
+		WatchesRawSource(source.Kind(pods, client.Object(&corev1.Pod{}), handler.EnqueueRequestsFromMapFunc(r.tierOfVolume))).
 		Complete(r)
 }
 
@@ -191,8 +225,8 @@ func (r *TierReconciler) localTiers(ctx context.Context, node client.Object) []r
 	})
 }
 
-// tierOfVolume maps a volume the operator made to its tier (named in full in an annotation:
-// the label may be shortened).
+// tierOfVolume maps a volume or a cleanup pod the operator made to its tier (named in full in
+// an annotation: the label may be shortened).
 func (r *TierReconciler) tierOfVolume(_ context.Context, pv client.Object) []reconcile.Request {
 	if pv.GetLabels()[desired.LabelManagedBy] != desired.ManagedBy || pv.GetLabels()[desired.LabelTier] == "" {
 		return nil
@@ -225,6 +259,8 @@ type tierResult struct {
 	// that a claim uses, which the controller keeps.
 	volumes  []*corev1.PersistentVolume
 	retained []retainedVolume
+	// recycled is what recycling the Released volumes found.
+	recycled recycled
 }
 
 type retainedVolume struct {

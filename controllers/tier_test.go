@@ -536,7 +536,9 @@ func TestTierRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &controllers.TierReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("strata-tier")}
+	r := &controllers.TierReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("strata-tier"),
+		// The generated Role's namespace, where cleanup pods may be made.
+		Recycling: controllers.VolumeRecycling{Namespace: "strata-system", Backoff: time.Second}}
 	if err := r.SetupWithManager(mgrCtx, mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -556,6 +558,25 @@ func TestTierRBAC(t *testing.T) {
 	}
 	tierWaitStatus(t, c, tier, 2, "20Gi", metav1.ConditionTrue, v1alpha1.ReasonAvailable)
 	tierWaitEvent(t, c, "rbac", "Available", "StorageClass")
+
+	// A Released volume is wiped and freed under the same role (pods, claims, volumes).
+	if err := c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "strata-system"}}); err != nil {
+		t.Fatal(err)
+	}
+	released := desired.PersistentVolumeName("rbac", "worker-1", "/mnt/b")
+	claim := tierRelease(t, c, released, "gone")
+	recycleFinish(t, c, recycleWaitPod(t, c, "strata-system", desired.CleanupPodName(released, claim), ""), corev1.PodSucceeded, "")
+	freed := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: released}}
+	waitFor(t, c, freed, func() error {
+		if freed.Spec.ClaimRef != nil {
+			return errorf("claimRef %+v", freed.Spec.ClaimRef)
+		}
+		return nil
+	})
+	freed.Status.Phase = corev1.VolumeAvailable // the PersistentVolume controller's part
+	if err := c.Status().Update(ctx, freed); err != nil {
+		t.Fatal(err)
+	}
 	tierBind(t, c, desired.PersistentVolumeName("rbac", "worker-1", "/mnt/a"), "claim-0")
 	if err := c.Delete(ctx, tier); err != nil {
 		t.Fatal(err)

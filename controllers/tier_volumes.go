@@ -142,15 +142,12 @@ func (r *TierReconciler) syncLocal(ctx context.Context, t *v1alpha1.StorageTier,
 	if len(heldBack) > 0 {
 		res.notes = append(res.notes, "in use, so left as they are: "+strings.Join(heldBack, "; "))
 	}
-	var released []string
-	for _, pv := range res.volumes {
-		if pv.Status.Phase == corev1.VolumeReleased {
-			released = append(released, pv.Name)
+	if conflict == "" {
+		res.recycled, err = r.recycle(ctx, t, res.volumes)
+		if err != nil {
+			return res, err
 		}
-	}
-	if len(released) > 0 {
-		res.notes = append(res.notes, fmt.Sprintf("released by their claim, with their data (delete them to have them created afresh): %s",
-			strings.Join(released, ", ")))
+		res.notes = append(res.notes, res.recycled.notes...)
 	}
 	return res, nil
 }

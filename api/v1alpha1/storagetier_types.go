@@ -103,7 +103,24 @@ type LocalStorage struct {
 	// capacityPerPath is the capacity of the disk at each path.
 	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() > 0.0 && quantity(string(self)).asApproximateFloat() <= 2e15 && quantity(string(self)).isGreaterThan(quantity('0')) && !quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="spec.local.capacityPerPath must be greater than 0 and at most 1Pi, written without a negative exponent"
 	CapacityPerPath resource.Quantity `json:"capacityPerPath"`
+
+	// reclaim says what happens to a volume whose claim is deleted (phase Released): Recycle
+	// (the default) wipes it with a cleanup pod on its node and makes it Available again, the
+	// way sig-storage's local-static-provisioner cleans its volumes; Retain leaves it Released
+	// with its data, until someone deletes it.
+	// +kubebuilder:default=Recycle
+	// +optional
+	Reclaim LocalReclaim `json:"reclaim,omitempty"`
 }
+
+// LocalReclaim is what happens to a local tier's Released volumes.
+// +kubebuilder:validation:Enum=Recycle;Retain
+type LocalReclaim string
+
+const (
+	LocalReclaimRecycle LocalReclaim = "Recycle"
+	LocalReclaimRetain  LocalReclaim = "Retain"
+)
 
 // StorageTierStatus reports the volumes the operator manages for a tier.
 type StorageTierStatus struct {
@@ -131,6 +148,16 @@ type StorageTierStatus struct {
 	// +optional
 	// +listType=set
 	RetainedPersistentVolumes []string `json:"retainedPersistentVolumes,omitempty"`
+
+	// releasedPersistentVolumes is the number of the tier's volumes whose claim is gone
+	// (phase Released), with the data the claim left on them.
+	// +optional
+	ReleasedPersistentVolumes int32 `json:"releasedPersistentVolumes,omitempty"`
+
+	// recyclingPersistentVolumes is the number of those a cleanup pod is wiping (spec.local.reclaim
+	// Recycle) or will wipe again after a failed attempt.
+	// +optional
+	RecyclingPersistentVolumes int32 `json:"recyclingPersistentVolumes,omitempty"`
 }
 
 // StorageTier is a class of storage (local NVMe, SSD, HDD ...) with its speed and price, which

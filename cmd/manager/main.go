@@ -42,6 +42,9 @@ type options struct {
 	promAllowed                        stringList
 	promTokenFile, promCAFile          string
 	promQueryTimeout, promReadDeadline time.Duration
+	// How local tiers wipe their Released volumes (controllers.VolumeRecycling).
+	cleanupNamespace, cleanupImage string
+	cleanupTimeout                 time.Duration
 }
 
 // stringList is a repeatable flag.
@@ -81,6 +84,9 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.promTokenFile, "prometheus-bearer-token-file", "", "A file holding the bearer token the autoscaler sends to Prometheus (read for every connection; mount it from a Secret).")
 	fs.StringVar(&o.promCAFile, "prometheus-ca-file", "", "A file holding the CA certificates that verify Prometheus' TLS certificate (mount it from a Secret or ConfigMap).")
 	fs.DurationVar(&o.promQueryTimeout, "prometheus-query-timeout", 2*time.Second, "How long one autoscaler query to Prometheus may take.")
+	fs.StringVar(&o.cleanupNamespace, "volume-cleanup-namespace", "", "Namespace of the pods that wipe Released local volumes; it must admit hostPath volumes (default: the operator's namespace).")
+	fs.StringVar(&o.cleanupImage, "volume-cleanup-image", controllers.DefaultCleanupImage, "Image of the pods that wipe Released local volumes (needs /bin/sh, rm and ls).")
+	fs.DurationVar(&o.cleanupTimeout, "volume-cleanup-timeout", 15*time.Minute, "How long wiping one Released local volume may take before it is retried.")
 	fs.DurationVar(&o.promReadDeadline, "prometheus-read-deadline", 10*time.Second, "How long reading all of one pipeline's signals may take.")
 }
 
@@ -157,7 +163,8 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if err != nil {
 		return err
 	}
-	if err := controllers.Setup(ctx, mgr, controllers.WithPrometheusAccess(access)); err != nil {
+	recycling := controllers.VolumeRecycling{Namespace: o.cleanupNamespace, Image: o.cleanupImage, Timeout: o.cleanupTimeout}
+	if err := controllers.Setup(ctx, mgr, controllers.WithPrometheusAccess(access), controllers.WithVolumeRecycling(recycling)); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -72,6 +73,9 @@ func tierGoldenCases(t *testing.T) map[string][]client.Object {
 		}
 		for _, pv := range PersistentVolumes(tc.tier, selected) {
 			objs = append(objs, pv)
+		}
+		if name == "tier-local" {
+			objs = append(objs, CleanupPod(tc.tier, releasedVolume(objs[1].(*corev1.PersistentVolume)), "strata-system", "busybox:1.37.0", 15*time.Minute))
 		}
 		out[name] = objs
 	}
