@@ -37,11 +37,27 @@ func setChildConditions(conds conditions, p *v1alpha1.AnalyticsPipeline, missing
 	}
 }
 
-// setStorageCondition: every StorageTier the pipeline names exists and is Ready.
-func setStorageCondition(conds conditions, tiers map[string]*v1alpha1.StorageTier, absent []string) {
+// setStorageCondition: every StorageTier the pipeline names exists and is Ready, and no claim of
+// the pipeline's namespace is bound to one of their volumes on a lost node (a tier's
+// status.lostClaims; claims are matched by namespace, as a tier does not know its claims' owners).
+func setStorageCondition(conds conditions, namespace string, tiers map[string]*v1alpha1.StorageTier, absent []string) {
 	if len(absent) > 0 {
 		conds.set(v1alpha1.ConditionStorageReady, metav1.ConditionFalse, v1alpha1.ReasonTierNotFound,
 			fmt.Sprintf("StorageTier %s not found", strings.Join(quoteAll(absent), ", ")))
+		return
+	}
+	var lost []string
+	for _, t := range tiers {
+		for _, c := range t.Status.LostClaims {
+			if strings.HasPrefix(c, namespace+"/") {
+				lost = append(lost, fmt.Sprintf("%s (tier %s)", strings.TrimPrefix(c, namespace+"/"), t.Name))
+			}
+		}
+	}
+	if len(lost) > 0 {
+		sort.Strings(lost)
+		conds.set(v1alpha1.ConditionStorageReady, metav1.ConditionFalse, v1alpha1.ReasonNodeLost,
+			"claims bound to local volumes on a lost node (see the tier's VolumesLost condition): "+strings.Join(lost, ", "))
 		return
 	}
 	var notReady []string

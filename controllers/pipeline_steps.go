@@ -35,7 +35,7 @@ func (r *PipelineReconciler) readTiers(ctx context.Context, s *scope) (err error
 	if s.tiers, s.absentTiers, err = r.tiers(ctx, s.pipeline); err != nil {
 		return err
 	}
-	setStorageCondition(s.conds, s.tiers, s.absentTiers)
+	setStorageCondition(s.conds, s.pipeline.Namespace, s.tiers, s.absentTiers)
 	return nil
 }
 

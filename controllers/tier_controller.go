@@ -3,10 +3,12 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
@@ -53,7 +55,7 @@ type TierReconciler struct {
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;delete
 // Cleanup pods run in the operator's namespace (a placeholder here, see cmd/manager).
 // +kubebuilder:rbac:groups="",namespace=strata-system,resources=pods,verbs=get;list;watch;create;delete
 
@@ -96,6 +98,16 @@ func (r *TierReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 
 	conds := conditions{list: &t.Status.Conditions, generation: t.Generation}
 	conds.set(v1alpha1.ConditionReady, res.status, res.reason, res.message())
+	switch {
+	case t.Spec.Local == nil || res.reason == v1alpha1.ReasonInvalidSpec:
+		meta.RemoveStatusCondition(&t.Status.Conditions, v1alpha1.ConditionVolumesLost)
+	case len(res.lost.claims) > 0:
+		conds.set(v1alpha1.ConditionVolumesLost, metav1.ConditionTrue, v1alpha1.ReasonNodeLost,
+			"claims bound to volumes on a lost node: "+strings.Join(res.lost.detail, "; ")+lostAdvice(t))
+	default:
+		conds.set(v1alpha1.ConditionVolumesLost, metav1.ConditionFalse, v1alpha1.ReasonNoneLost, "no volume in use is on a lost node")
+	}
+	t.Status.LostClaims = res.lost.claims
 	t.Status.ObservedGeneration = t.Generation
 	t.Status.PersistentVolumes, t.Status.Capacity = volumeTotals(res.volumes)
 	t.Status.RetainedPersistentVolumes = res.retainedNames()
@@ -110,7 +122,11 @@ func (r *TierReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 	// during this reconcile changed its metadata, which the status patch must not carry.
 	base := t.DeepCopy()
 	base.Status = before.Status
-	return ctrl.Result{RequeueAfter: res.recycled.after}, patchStatus(ctx, r.Client, t, base, before.Status, t.Status)
+	after := res.recycled.after
+	if a := res.lost.after; a > 0 && (after == 0 || a < after) {
+		after = a
+	}
+	return ctrl.Result{RequeueAfter: after}, patchStatus(ctx, r.Client, t, base, before.Status, t.Status)
 }
 
 // syncDynamic checks that a dynamic tier's StorageClass exists. Volumes left from when the tier
@@ -259,8 +275,17 @@ type tierResult struct {
 	// that a claim uses, which the controller keeps.
 	volumes  []*corev1.PersistentVolume
 	retained []retainedVolume
-	// recycled is what recycling the Released volumes found.
+	// recycled is what recycling the Released volumes found; lost the volumes in use on lost nodes.
 	recycled recycled
+	lost     lostVolumes
+}
+
+// lostAdvice ends the VolumesLost message with what happens next.
+func lostAdvice(t *v1alpha1.StorageTier) string {
+	if nl := t.Spec.Local.NodeLoss; nl != nil && nl.DeleteClaims {
+		return "; their claims are deleted (spec.local.nodeLoss.deleteClaims), so that their pods start on other nodes' volumes"
+	}
+	return "; their pods cannot start elsewhere: bring the node back, or delete the claims (spec.local.nodeLoss.deleteClaims does it)"
 }
 
 type retainedVolume struct {

@@ -149,6 +149,9 @@ func (r *TierReconciler) syncLocal(ctx context.Context, t *v1alpha1.StorageTier,
 		}
 		res.notes = append(res.notes, res.recycled.notes...)
 	}
+	if res.lost, err = r.checkNodeLoss(ctx, t, have, nodes); err != nil {
+		return res, err
+	}
 	return res, nil
 }
 

@@ -20,6 +20,9 @@ const (
 	// ConditionKafkaDurable: an acknowledged write is on at least two brokers (the topic's
 	// min.insync.replicas is 2 or more). Not part of Ready: a weaker setting is the user's choice.
 	ConditionKafkaDurable = "KafkaDurable"
+	// ConditionVolumesLost: for a local tier, True when a volume in use is on a node that is gone
+	// (the message names the claims).
+	ConditionVolumesLost = "VolumesLost"
 )
 
 // Reasons of the KafkaDurable condition.
@@ -79,6 +82,12 @@ const (
 	// ReasonPersistentVolumeConflict: a local volume's name is taken by a PersistentVolume that
 	// is not the tier's, or one of the tier's volumes cannot be brought in step with the spec.
 	ReasonPersistentVolumeConflict = "PersistentVolumeConflict"
+	// ReasonNodeLost: a volume in use is on a node deleted, or NotReady beyond
+	// spec.local.nodeLoss.gracePeriod (VolumesLost on a tier; StorageReady on a pipeline, naming
+	// its claims).
+	ReasonNodeLost = "NodeLost"
+	// ReasonNoneLost: no volume in use is on a lost node (VolumesLost False).
+	ReasonNoneLost = "NoneLost"
 )
 
 // Reasons of the Autoscaling condition.

@@ -111,6 +111,27 @@ type LocalStorage struct {
 	// +kubebuilder:default=Recycle
 	// +optional
 	Reclaim LocalReclaim `json:"reclaim,omitempty"`
+
+	// nodeLoss says when a volume in use counts as lost with its node, and whether its claim is
+	// then deleted so that the workload can start again on another node's volume.
+	// +optional
+	NodeLoss *NodeLoss `json:"nodeLoss,omitempty"`
+}
+
+// NodeLoss is what a local tier does about volumes in use on a node that is gone.
+type NodeLoss struct {
+	// gracePeriod is how long a node may be NotReady (or unknown) before its volumes in use count
+	// as lost; a deleted Node counts at once. Default 10m.
+	// +kubebuilder:default="10m"
+	// +optional
+	GracePeriod *metav1.Duration `json:"gracePeriod,omitempty"`
+
+	// deleteClaims, when true, deletes the claims bound to lost volumes (only those), so that
+	// their pods are scheduled again with new claims on other nodes' volumes: Strimzi and ECK
+	// then rebuild the replica from the others. Off by default: the data on the node is lost
+	// with the claim, and a node that comes back would have had it.
+	// +optional
+	DeleteClaims bool `json:"deleteClaims,omitempty"`
 }
 
 // LocalReclaim is what happens to a local tier's Released volumes.
@@ -158,6 +179,12 @@ type StorageTierStatus struct {
 	// Recycle) or will wipe again after a failed attempt.
 	// +optional
 	RecyclingPersistentVolumes int32 `json:"recyclingPersistentVolumes,omitempty"`
+
+	// lostClaims names (namespace/name) the claims bound to the tier's volumes whose node is
+	// gone: deleted, or NotReady for longer than spec.local.nodeLoss.gracePeriod.
+	// +optional
+	// +listType=set
+	LostClaims []string `json:"lostClaims,omitempty"`
 }
 
 // StorageTier is a class of storage (local NVMe, SSD, HDD ...) with its speed and price, which
