@@ -36,13 +36,17 @@ type PipelineReconciler struct {
 
 	// Applier is the server-side-apply path the controllers share; nil: one of its own.
 	Applier *ssa.Applier
+	// APIReader reads what the operator does not cache (claims); nil: the manager's.
+	APIReader client.Reader
 
 	watches *childWatches
 	// readings carries the autoscaling controller's wake-ups: a reading is ready.
 	readings chan event.GenericEvent
 }
 
-// +kubebuilder:rbac:groups=strata.dev,resources=analyticspipelines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=strata.dev,resources=analyticspipelines,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkas/status,verbs=get;patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=list;patch
 // +kubebuilder:rbac:groups=strata.dev,resources=analyticspipelines/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=strata.dev,resources=storagetiers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
@@ -63,14 +67,16 @@ func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	}
 	defer func() { err = errors.Join(err, r.writeStatus(ctx, s)) }()
 	for _, step := range []func(context.Context, *scope) error{
-		r.discoverKinds,   // which child kinds the API server serves; watch them
-		r.readTiers,       // the StorageTiers the pipeline names: StorageReady
-		r.observeChildren, // the children as the cache has them
-		r.autoscaleStep,   // the autoscaler's targets, as overrides on the spec
-		r.planStep,        // the plan (pure): PlanValid
-		r.buildDesired,    // the desired children (pure)
-		r.applyChildren,   // apply every child, prune the unwanted; failures are collected
-		r.reportChildren,  // KafkaReady, SparkReady, ElasticsearchReady from the children; Ready
+		r.ensureFinalizer,  // Retain: the finalizer that keeps the Kafka data (pipeline_retain.go)
+		r.discoverKinds,    // which child kinds the API server serves; watch them
+		r.readTiers,        // the StorageTiers the pipeline names: StorageReady
+		r.observeChildren,  // the children as the cache has them
+		r.autoscaleStep,    // the autoscaler's targets, as overrides on the spec
+		r.planStep,         // the plan (pure): PlanValid
+		r.buildDesired,     // the desired children (pure)
+		r.kafkaClusterStep, // record the Kafka cluster ID; reuse a retained one
+		r.applyChildren,    // apply every child, prune the unwanted; failures are collected
+		r.reportChildren,   // KafkaReady, SparkReady, ElasticsearchReady from the children; Ready
 	} {
 		if err := step(ctx, s); err != nil {
 			return ctrl.Result{}, err
@@ -88,6 +94,9 @@ func (r *PipelineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	upstream := upstreamCRDNames()
 	if r.Applier == nil {
 		r.Applier = ssa.New(r.Client, FieldOwner, ssa.DefaultCacheSize)
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("analyticspipeline").

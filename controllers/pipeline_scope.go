@@ -55,7 +55,7 @@ func (r *PipelineReconciler) load(ctx context.Context, req reconcile.Request) (*
 	}
 	if p.DeletionTimestamp != nil {
 		r.forget(req.NamespacedName)
-		return nil, nil
+		return nil, r.finalizeRetained(ctx, p)
 	}
 	return &scope{
 		pipeline: p,

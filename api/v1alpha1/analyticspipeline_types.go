@@ -408,6 +408,12 @@ type AnalyticsPipelineStatus struct {
 	// autoscaling is what the autoscaler decided and the state its stabilisation needs.
 	// +optional
 	Autoscaling *AutoscalingStatus `json:"autoscaling,omitempty"`
+	// kafkaClusterId is the KRaft cluster ID of the pipeline's Kafka cluster (the Kafka
+	// resource's status.clusterId). With volumeReclaimPolicy Retain it is also recorded on the
+	// kept claims, and a pipeline re-created with the same name gives its new Kafka cluster that
+	// ID, so that the brokers accept their old volumes.
+	// +optional
+	KafkaClusterID string `json:"kafkaClusterId,omitempty"`
 }
 
 // AnalyticsPipeline is a Kafka → Spark → Elasticsearch pipeline on tiered storage, sized by the

@@ -1,0 +1,155 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/internal/desired"
+)
+
+// TestPipelineRetain deletes a Retain pipeline and creates it again. Strimzi is not running: the
+// test sets the Kafka's status.clusterId as Strimzi would, makes the claims Strimzi would have
+// made, and plays the garbage collector (deleting the children), which envtest does not run.
+// Deleting: the KafkaTopic is unmanaged (strimzi.io/managed "false", so that the Topic Operator
+// keeps the topic's data) and the claims carry the cluster ID before the pipeline goes.
+// Re-creating: the Kafka is created paused, given the retained ID in its status, then unpaused.
+func TestPipelineRetain(t *testing.T) {
+	o := startOperator(t)
+	ctx := context.Background()
+	c := o.c
+	ns, _ := o.createSamples(t)
+	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Name: "sensors", Namespace: ns}}
+	const clusterID = "4Lb8cqMxQhW2fdJ0r1yT0g"
+
+	t.Run("the cluster ID is recorded", func(t *testing.T) {
+		waitFor(t, c, p, func() error {
+			if !sliceHas(p.Finalizers, controllers.RetainFinalizer) {
+				return errorf("finalizers %v", p.Finalizers)
+			}
+			return nil
+		})
+		kafka := retainWaitChild(t, c, desired.KafkaGVK, ns, "sensors")
+		if err := unstructured.SetNestedField(kafka.Object, clusterID, "status", "clusterId"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Status().Update(ctx, kafka); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, c, p, func() error {
+			if p.Status.KafkaClusterID != clusterID {
+				return errorf("status.kafkaClusterId %q", p.Status.KafkaClusterID)
+			}
+			return nil
+		})
+	})
+
+	claims := []string{"data-0-sensors-broker-0", "data-0-sensors-controller-3"}
+	for _, name := range claims {
+		if err := c.Create(ctx, &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"strimzi.io/cluster": "sensors"}},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again := p.DeepCopy()
+
+	t.Run("deleting unmanages the topic and records the ID on the claims", func(t *testing.T) {
+		if err := c.Delete(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, c, p)
+		kt := retainWaitChild(t, c, desired.KafkaTopicGVK, ns, "sensors")
+		if got := kt.GetAnnotations()["strimzi.io/managed"]; got != "false" {
+			t.Errorf("KafkaTopic annotation strimzi.io/managed %q, want \"false\": the Topic Operator would delete the topic's data", got)
+		}
+		for _, name := range claims {
+			pvc := &corev1.PersistentVolumeClaim{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc); err != nil {
+				t.Fatal(err)
+			}
+			if got := pvc.Annotations[controllers.AnnotationKafkaClusterID]; got != clusterID {
+				t.Errorf("claim %s: cluster ID annotation %q, want %q", name, got, clusterID)
+			}
+		}
+	})
+
+	t.Run("re-created, the Kafka reuses the retained cluster ID", func(t *testing.T) {
+		// The garbage collector's part: the old pipeline's children go.
+		for _, gvk := range []schema.GroupVersionKind{desired.KafkaGVK, desired.KafkaNodePoolGVK, desired.KafkaTopicGVK,
+			desired.KafkaRebalanceGVK, desired.SparkApplicationGVK, desired.ElasticsearchGVK, desired.ConfigMapGVK} {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(gvk)
+			if err := c.DeleteAllOf(ctx, u, client.InNamespace(ns), client.MatchingLabels{desired.LabelManagedBy: desired.ManagedBy}); err != nil {
+				t.Fatalf("%s: %v", gvk.Kind, err)
+			}
+		}
+		waitGone(t, c, retainObj(desired.KafkaGVK, ns, "sensors"))
+
+		again.ObjectMeta = metav1.ObjectMeta{Name: again.Name, Namespace: ns, Labels: again.Labels, Annotations: again.Annotations}
+		again.Status = v1alpha1.AnalyticsPipelineStatus{}
+		if err := c.Create(ctx, again); err != nil {
+			t.Fatal(err)
+		}
+		kafka := retainObj(desired.KafkaGVK, ns, "sensors")
+		waitFor(t, c, kafka, func() error {
+			id, _, _ := unstructured.NestedString(kafka.Object, "status", "clusterId")
+			if id != clusterID {
+				return errorf("status.clusterId %q, want %q", id, clusterID)
+			}
+			if v, ok := kafka.GetAnnotations()["strimzi.io/pause-reconciliation"]; ok {
+				return errorf("still paused (%q)", v)
+			}
+			return nil
+		})
+		if owner := metav1.GetControllerOf(kafka); owner == nil || owner.UID != again.UID {
+			t.Errorf("Kafka owner %+v, want the new pipeline", owner)
+		}
+		waitFor(t, c, again, func() error {
+			if again.Status.KafkaClusterID != clusterID {
+				return errorf("status.kafkaClusterId %q", again.Status.KafkaClusterID)
+			}
+			return nil
+		})
+	})
+
+	t.Run("Delete drops the finalizer", func(t *testing.T) {
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"volumeReclaimPolicy":"Delete"}}`))
+		if err := c.Patch(ctx, again, patch); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, c, again, func() error {
+			if sliceHas(again.Finalizers, controllers.RetainFinalizer) {
+				return fmt.Errorf("finalizers %v", again.Finalizers)
+			}
+			return nil
+		})
+	})
+}
+
+func retainObj(gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
+}
+
+func retainWaitChild(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	u := retainObj(gvk, ns, name)
+	waitFor(t, c, u, func() error { return nil })
+	return u
+}
