@@ -199,19 +199,27 @@ type TopicSpec struct {
 }
 
 // SparkSpec configures the Spark job.
+// +kubebuilder:validation:XValidation:rule="!has(self.mainClass) || has(self.mainApplicationFile)",message="spec.spark.mainClass: set mainApplicationFile too (the jar holding the class), or neither for Strata's ingestion job"
 // +kubebuilder:validation:XValidation:rule="!has(self.shuffle.dataTier) || self.shuffle.dataTier == self.shuffle.spillTier || !has(self.sparkVersion) || int(self.sparkVersion.split('.')[0]) >= 4",message="spec.spark.sparkVersion: the tiered shuffle plugin (spec.spark.shuffle.dataTier other than spillTier) is built for Spark 4.0 and later"
 type SparkSpec struct {
 	// image is the container image of the Spark job, a reference docker would pull
-	// (registry/name:tag or @digest).
+	// (registry/name:tag or @digest). Absent: the image of Strata's ingestion job
+	// (ghcr.io/strata-dev/strata-ingest at the operator's version, built from jvm/Dockerfile).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:Pattern=`^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[(?:[a-fA-F0-9:]+)\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\w][\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$`
-	Image string `json:"image"`
-	// mainApplicationFile is the job's jar or script, e.g. local:///opt/app/job.jar.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// mainApplicationFile is the job's jar or script, e.g. local:///opt/app/job.jar. Absent:
+	// Strata's ingestion job (local:///opt/strata/strata-ingest.jar), which the operator
+	// configures from the plan; a job of the user's gets only the Kafka and Elasticsearch
+	// endpoints and credentials.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
-	MainApplicationFile string `json:"mainApplicationFile"`
-	// mainClass is the job's main class (JVM jobs).
+	// +optional
+	MainApplicationFile string `json:"mainApplicationFile,omitempty"`
+	// mainClass is the job's main class (JVM jobs). Absent with mainApplicationFile absent:
+	// Strata's ingestion job's (dev.strata.ingest.IngestJob).
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	MainClass string `json:"mainClass,omitempty"`
@@ -224,7 +232,11 @@ type SparkSpec struct {
 	// executors bounds the executor count and sets each executor's cores.
 	Executors ExecutorsSpec `json:"executors"`
 	// messagesPerSecondPerExecutor is the processing capacity of one executor in records per
-	// second (measured; the autoscaler refines it).
+	// second (measured; the autoscaler refines it). For Strata's ingestion job, `make job-bench`
+	// measured about 4,800 records/s per executor core for 9,028-byte records (0.208 ms of job
+	// CPU per record, Kafka to index, on a loaded 2-core machine; docs/ingest-job.md), next to
+	// the sensor-pipeline study's ~4,150 records/s per worker: an executor of n cores carries
+	// about n times that, less what its node's network and the index allow.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000000
 	MessagesPerSecondPerExecutor int64 `json:"messagesPerSecondPerExecutor"`

@@ -40,6 +40,7 @@ var invalidInputs = []invalid{
 	{"bad topic name", "AnalyticsPipeline", map[string]any{"spec.kafka.topic.name": "bad name!"}, "spec.kafka.topic.name"},
 	{"bad Kafka version", "AnalyticsPipeline", map[string]any{"spec.kafka.version": "latest"}, "spec.kafka.version"},
 	{"empty image", "AnalyticsPipeline", map[string]any{"spec.spark.image": ""}, "spec.spark.image"},
+	{"mainClass without mainApplicationFile", "AnalyticsPipeline", map[string]any{"spec.spark.mainClass": "example.SensorJob", "spec.spark.mainApplicationFile": nil}, "spec.spark.mainClass"},
 	{"executors min above max", "AnalyticsPipeline", map[string]any{"spec.spark.executors.min": int64(11)}, "spec.spark.executors.min must be less than or equal to spec.spark.executors.max"},
 	{"zero cores", "AnalyticsPipeline", map[string]any{"spec.spark.executors.cores": int64(0)}, "spec.spark.executors.cores"},
 	{"zero executor rate", "AnalyticsPipeline", map[string]any{"spec.spark.messagesPerSecondPerExecutor": int64(0)}, "spec.spark.messagesPerSecondPerExecutor"},

@@ -140,7 +140,8 @@ func orNone(v any) any {
 // printChildren lists what the operator created for each sample pipeline.
 func printChildren(ctx context.Context, c client.Client, samples []*unstructured.Unstructured) error {
 	gvks := []schema.GroupVersionKind{desired.ConfigMapGVK, desired.KafkaNodePoolGVK, desired.KafkaGVK,
-		desired.KafkaRebalanceGVK, desired.KafkaTopicGVK, desired.ElasticsearchGVK, desired.SparkApplicationGVK}
+		desired.KafkaRebalanceGVK, desired.KafkaTopicGVK, desired.ElasticsearchGVK, desired.PersistentVolumeClaimGVK,
+		desired.SparkApplicationGVK}
 	for _, s := range samples {
 		if s.GetKind() != "AnalyticsPipeline" {
 			continue

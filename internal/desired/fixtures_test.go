@@ -202,12 +202,13 @@ func lastBrokerLeaving() Inputs {
 	return in
 }
 
-// strataJob is splitTiers running Strata's own ingestion job (its jar and main class), with a
-// catch-up rate above the ingest: the job's keys and its checkpoint claim are built.
+// strataJob is splitTiers running Strata's own ingestion job (no image, jar or main class of
+// the user's), with a catch-up rate above the ingest: the job's image, keys and checkpoint
+// claim are built.
 func strataJob() Inputs {
 	in := splitTiers()
 	s := &in.Pipeline.Spec.Spark
-	s.Image, s.MainApplicationFile, s.MainClass = "ghcr.io/strata-dev/strata-ingest:test", IngestJobFile, IngestJobMainClass
+	s.Image, s.MainApplicationFile, s.MainClass = "", "", ""
 	in.Pipeline.Spec.Workload.ConsumerMessagesPerSecond = 3 * in.Pipeline.Spec.Workload.MessagesPerSecond
 	return in
 }

@@ -12,6 +12,10 @@ import (
 // Strata's own ingestion job (jvm/ingest-job, docs/ingest-job.md): where it is in the image
 // jvm/Dockerfile builds, and the volume its streaming checkpoint lives on.
 const (
+	// DefaultIngestImage is Strata's job image (jvm/Dockerfile, `make job-image`) at the
+	// operator's version, beside the operator's own image (ghcr.io/strata-dev/strata, the
+	// chart's appVersion): the image a pipeline runs when spec.spark.image is absent.
+	DefaultIngestImage = "ghcr.io/strata-dev/strata-ingest:0.1.0"
 	// IngestJobFile is the job's jar inside Strata's job image.
 	IngestJobFile = "local:///opt/strata/strata-ingest.jar"
 	// IngestJobMainClass is the job's main class.
@@ -63,6 +67,14 @@ func RunsIngestJob(p *v1alpha1.AnalyticsPipeline) bool {
 	s := p.Spec.Spark
 	return (s.MainApplicationFile == "" || s.MainApplicationFile == IngestJobFile) &&
 		(s.MainClass == "" || s.MainClass == IngestJobMainClass)
+}
+
+// JobImage is the SparkApplication's image: spec.spark.image, else Strata's job image.
+func JobImage(in Inputs) string {
+	if img := in.Pipeline.Spec.Spark.Image; img != "" {
+		return img
+	}
+	return DefaultIngestImage
 }
 
 // CheckpointClaimName is the PersistentVolumeClaim holding p's streaming checkpoint.

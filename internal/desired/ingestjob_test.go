@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // ingestConfJava is the job's configuration class; its key constants are the job's contract.
@@ -196,5 +198,50 @@ func TestIngestJobSizing(t *testing.T) {
 	}
 	if got := conf["spark.kubernetes.driver.volumes.persistentVolumeClaim.checkpoint.options.claimName"]; got != CheckpointClaim(in).GetName() {
 		t.Errorf("driver mounts claim %q, the pipeline builds %q", got, CheckpointClaim(in).GetName())
+	}
+}
+
+// TestIngestJobDefaults: a pipeline naming no job runs Strata's: its image, jar and main class;
+// one naming its own keeps them (TestGolden's split-tiers and single-tier-delete pin that).
+func TestIngestJobDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name, image, file, class string
+		want                     [3]string
+	}{
+		{"nothing named", "", "", "", [3]string{DefaultIngestImage, IngestJobFile, IngestJobMainClass}},
+		{"own build of Strata's image", "registry.example/strata-ingest:mine", "", "",
+			[3]string{"registry.example/strata-ingest:mine", IngestJobFile, IngestJobMainClass}},
+		{"user's job", "registry.example/sensor-job:1.0", "local:///opt/app/job.jar", "example.SensorJob",
+			[3]string{"registry.example/sensor-job:1.0", "local:///opt/app/job.jar", "example.SensorJob"}},
+		{"user's Python job", "registry.example/clicks:2.3", "local:///opt/app/job.py", "",
+			[3]string{"registry.example/clicks:2.3", "local:///opt/app/job.py", ""}},
+	} {
+		in := strataJob()
+		s := &in.Pipeline.Spec.Spark
+		s.Image, s.MainApplicationFile, s.MainClass = tc.image, tc.file, tc.class
+		app := SparkApplication(in)
+		var got [3]string
+		for i, f := range []string{"image", "mainApplicationFile", "mainClass"} {
+			got[i], _, _ = unstructured.NestedString(app.Object, "spec", f)
+		}
+		if got != tc.want {
+			t.Errorf("%s: image, file, class = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestIngestImageFollowsTheChart: Strata's job image is tagged with the operator's version, the
+// chart's appVersion, like the operator's own image.
+func TestIngestImageFollowsTheChart(t *testing.T) {
+	b, err := os.ReadFile("../../charts/strata/Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^appVersion: "?([^"\s]+)"?`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("charts/strata/Chart.yaml has no appVersion")
+	}
+	if want := "ghcr.io/strata-dev/strata-ingest:" + string(m[1]); DefaultIngestImage != want {
+		t.Errorf("DefaultIngestImage = %s, want %s (the chart's appVersion)", DefaultIngestImage, want)
 	}
 }

@@ -89,7 +89,7 @@ func SparkApplication(in Inputs) *unstructured.Unstructured {
 	spec := object{
 		"type":                sparkAppType(s),
 		"mode":                "cluster",
-		"image":               s.Image,
+		"image":               JobImage(in),
 		"mainApplicationFile": s.MainApplicationFile,
 		"sparkVersion":        version,
 		"restartPolicy": object{
@@ -104,6 +104,9 @@ func SparkApplication(in Inputs) *unstructured.Unstructured {
 	}
 	if s.MainClass != "" {
 		spec["mainClass"] = s.MainClass
+	}
+	if RunsIngestJob(p) {
+		spec["mainApplicationFile"], spec["mainClass"] = IngestJobFile, IngestJobMainClass
 	}
 	if len(s.Arguments) > 0 {
 		spec["arguments"] = s.Arguments

@@ -70,8 +70,17 @@ func validateBounds(s *v1alpha1.AnalyticsPipelineSpec) error {
 			return nil
 		},
 		func() error {
+			if sp.Image == "" { // absent: Strata's ingestion job image
+				return nil
+			}
 			if _, err := reference.ParseNormalizedNamed(sp.Image); err != nil {
 				return fieldErr("spec.spark.image", "%q is not an image reference: %v", sp.Image, err)
+			}
+			return nil
+		},
+		func() error {
+			if sp.MainClass != "" && sp.MainApplicationFile == "" {
+				return fieldErr("spec.spark.mainClass", "%q names a class but mainApplicationFile is absent: set the jar holding it, or neither for Strata's ingestion job", sp.MainClass)
 			}
 			return nil
 		},

@@ -75,6 +75,9 @@ func TestInvalidInput(t *testing.T) {
 		{"spec.spark.image", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
 			p.Spec.Spark.Image = "::garbage::"
 		}},
+		{"spec.spark.mainClass", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Spark.MainApplicationFile, p.Spec.Spark.MainClass = "", "example.SensorJob"
+		}},
 		{"spec.writeBytesPerSecond", func(_ *v1alpha1.AnalyticsPipeline, ts []v1alpha1.StorageTier) {
 			ts[0].Spec.WriteBytesPerSecond = q("2T")
 		}},
