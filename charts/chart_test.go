@@ -298,7 +298,7 @@ func TestRenderDefaults(t *testing.T) {
 	checkSecurity(t, find(objs, "Deployment", fullname))
 	d := find(objs, "Deployment", fullname)
 	checkArgs(t, d, []string{"--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443", "--zap-log-level=info",
-		"--volume-cleanup-namespace=" + namespace},
+		"--volume-cleanup-namespace=" + namespace, "--ingest-image=ghcr.io/strata-dev/strata-ingest:0.1.0"},
 		[]string{"--watch-namespaces"})
 	if img := container(t, d)["image"]; img != "ghcr.io/strata-dev/strata:0.1.0" {
 		t.Errorf("image %v, want the chart's appVersion as tag", img)
@@ -337,7 +337,8 @@ func TestRenderAllOptions(t *testing.T) {
 		`--prometheus-allowed-url=https://prometheus-operated\.monitoring(\.svc)?:9090`,
 		"--prometheus-bearer-token-file=/etc/strata/prometheus/token/token",
 		"--prometheus-ca-file=/etc/strata/prometheus/ca/ca.crt",
-		"--prometheus-query-timeout=3s", "--prometheus-read-deadline=15s"}, nil)
+		"--prometheus-query-timeout=3s", "--prometheus-read-deadline=15s",
+		"--ingest-image=registry.example/strata-ingest:1.2.3"}, nil)
 	vols, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "volumes")
 	if len(vols) != 3 || !strings.Contains(fmt.Sprint(vols), "prometheus-reader") || !strings.Contains(fmt.Sprint(vols), "prometheus-ca") {
 		t.Errorf("the Prometheus token and CA Secrets are not mounted: volumes %v", vols)

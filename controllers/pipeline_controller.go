@@ -39,6 +39,10 @@ type PipelineReconciler struct {
 	// APIReader reads what the operator does not cache (claims); nil: the manager's.
 	APIReader client.Reader
 
+	// IngestImage is Strata's job image for pipelines that name none; empty: the built-in
+	// desired.DefaultIngestImage.
+	IngestImage string
+
 	watches *childWatches
 	// readings carries the autoscaling controller's wake-ups: a reading is ready.
 	readings chan event.GenericEvent

@@ -44,6 +44,11 @@ func WithPrometheusAccess(a autoscale.Access) Option {
 	}
 }
 
+// WithIngestImage sets the image of Strata's ingestion job (the manager's --ingest-image).
+func WithIngestImage(image string) Option {
+	return func(rs *reconcilers) { rs.pipelines.IngestImage = image }
+}
+
 // Setup registers every Strata controller with the manager.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 	// One server-side-apply path, and one bounded cache of what it applied, for every controller.

@@ -29,12 +29,13 @@ import (
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
 	"github.com/strata-dev/strata/internal/autoscale"
+	"github.com/strata-dev/strata/internal/desired"
 )
 
 // options are the manager's flags.
 type options struct {
 	metricsAddr, probeAddr, watchNamespaces, leaderNamespace string
-	metricsCertDir                                           string
+	metricsCertDir, ingestImage                              string
 	leaderElect, secureMetrics, enableHTTP2                  bool
 	qps                                                      float64
 	burst                                                    int
@@ -87,6 +88,7 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.cleanupNamespace, "volume-cleanup-namespace", "", "Namespace of the pods that wipe Released local volumes; it must admit hostPath volumes (default: the operator's namespace).")
 	fs.StringVar(&o.cleanupImage, "volume-cleanup-image", controllers.DefaultCleanupImage, "Image of the pods that wipe Released local volumes (needs /bin/sh, rm and ls).")
 	fs.DurationVar(&o.cleanupTimeout, "volume-cleanup-timeout", 15*time.Minute, "How long wiping one Released local volume may take before it is retried.")
+	fs.StringVar(&o.ingestImage, "ingest-image", desired.DefaultIngestImage, "The image of Strata's ingestion job, for pipelines whose spec.spark names no image.")
 	fs.DurationVar(&o.promReadDeadline, "prometheus-read-deadline", 10*time.Second, "How long reading all of one pipeline's signals may take.")
 }
 
@@ -164,7 +166,8 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		return err
 	}
 	recycling := controllers.VolumeRecycling{Namespace: o.cleanupNamespace, Image: o.cleanupImage, Timeout: o.cleanupTimeout}
-	if err := controllers.Setup(ctx, mgr, controllers.WithPrometheusAccess(access), controllers.WithVolumeRecycling(recycling)); err != nil {
+	if err := controllers.Setup(ctx, mgr, controllers.WithPrometheusAccess(access), controllers.WithVolumeRecycling(recycling),
+		controllers.WithIngestImage(o.ingestImage)); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

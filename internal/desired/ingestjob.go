@@ -14,7 +14,8 @@ import (
 const (
 	// DefaultIngestImage is Strata's job image (jvm/Dockerfile, `make job-image`) at the
 	// operator's version, beside the operator's own image (ghcr.io/strata-dev/strata, the
-	// chart's appVersion): the image a pipeline runs when spec.spark.image is absent.
+	// chart's appVersion): the image a pipeline runs when spec.spark.image is absent, unless
+	// the manager's --ingest-image (the chart's ingestJob.image) names another.
 	DefaultIngestImage = "ghcr.io/strata-dev/strata-ingest:0.1.0"
 	// IngestJobFile is the job's jar inside Strata's job image.
 	IngestJobFile = "local:///opt/strata/strata-ingest.jar"
@@ -69,10 +70,14 @@ func RunsIngestJob(p *v1alpha1.AnalyticsPipeline) bool {
 		(s.MainClass == "" || s.MainClass == IngestJobMainClass)
 }
 
-// JobImage is the SparkApplication's image: spec.spark.image, else Strata's job image.
+// JobImage is the SparkApplication's image: spec.spark.image, else Strata's job image (the
+// manager's --ingest-image, else DefaultIngestImage).
 func JobImage(in Inputs) string {
 	if img := in.Pipeline.Spec.Spark.Image; img != "" {
 		return img
+	}
+	if in.IngestImage != "" {
+		return in.IngestImage
 	}
 	return DefaultIngestImage
 }

@@ -205,20 +205,23 @@ func TestIngestJobSizing(t *testing.T) {
 // one naming its own keeps them (TestGolden's split-tiers and single-tier-delete pin that).
 func TestIngestJobDefaults(t *testing.T) {
 	for _, tc := range []struct {
-		name, image, file, class string
-		want                     [3]string
+		name, image, file, class, flag string
+		want                           [3]string
 	}{
-		{"nothing named", "", "", "", [3]string{DefaultIngestImage, IngestJobFile, IngestJobMainClass}},
-		{"own build of Strata's image", "registry.example/strata-ingest:mine", "", "",
+		{"nothing named", "", "", "", "", [3]string{DefaultIngestImage, IngestJobFile, IngestJobMainClass}},
+		{"nothing named, --ingest-image", "", "", "", "registry.example/strata-ingest:9",
+			[3]string{"registry.example/strata-ingest:9", IngestJobFile, IngestJobMainClass}},
+		{"own build of Strata's image", "registry.example/strata-ingest:mine", "", "", "registry.example/strata-ingest:9",
 			[3]string{"registry.example/strata-ingest:mine", IngestJobFile, IngestJobMainClass}},
-		{"user's job", "registry.example/sensor-job:1.0", "local:///opt/app/job.jar", "example.SensorJob",
+		{"user's job", "registry.example/sensor-job:1.0", "local:///opt/app/job.jar", "example.SensorJob", "",
 			[3]string{"registry.example/sensor-job:1.0", "local:///opt/app/job.jar", "example.SensorJob"}},
-		{"user's Python job", "registry.example/clicks:2.3", "local:///opt/app/job.py", "",
+		{"user's Python job", "registry.example/clicks:2.3", "local:///opt/app/job.py", "", "registry.example/strata-ingest:9",
 			[3]string{"registry.example/clicks:2.3", "local:///opt/app/job.py", ""}},
 	} {
 		in := strataJob()
 		s := &in.Pipeline.Spec.Spark
 		s.Image, s.MainApplicationFile, s.MainClass = tc.image, tc.file, tc.class
+		in.IngestImage = tc.flag
 		app := SparkApplication(in)
 		var got [3]string
 		for i, f := range []string{"image", "mainApplicationFile", "mainClass"} {

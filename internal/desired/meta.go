@@ -23,6 +23,9 @@ type Inputs struct {
 	// even when the plan has one broker left, since Strimzi removes a broker only once Cruise
 	// Control's remove-brokers rebalance has moved its partitions off (see hasCruiseControl).
 	BrokersLeaving bool
+	// IngestImage is Strata's job image, for pipelines that name none (the manager's
+	// --ingest-image); empty: DefaultIngestImage.
+	IngestImage string
 }
 
 // The kinds this package builds.
