@@ -51,6 +51,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/controlplane"
+	"github.com/strata-dev/strata/internal/desired"
 )
 
 const (
@@ -287,7 +288,8 @@ func TestGeneratedCopies(t *testing.T) {
 func TestRenderDefaults(t *testing.T) {
 	objs := render(t, release, namespace)
 	want := []string{
-		"ClusterRole/strata-manager", "ClusterRole/strata-metrics-reader", "ClusterRoleBinding/strata-manager",
+		"ClusterRole/strata-manager", "ClusterRole/strata-metrics-reader", "ClusterRole/strata-spark-driver",
+		"ClusterRoleBinding/strata-manager",
 		"Deployment/strata", "Role/strata-leader-election", "RoleBinding/strata-leader-election",
 		"Secret/strata-metrics-tls", "Service/strata-metrics", "ServiceAccount/strata",
 	}
@@ -299,7 +301,8 @@ func TestRenderDefaults(t *testing.T) {
 	d := find(objs, "Deployment", fullname)
 	checkArgs(t, d, []string{"--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443", "--zap-log-level=info",
 		"--volume-cleanup-namespace=" + namespace, "--ingest-image=ghcr.io/strata-dev/strata-ingest:0.1.0"},
-		[]string{"--watch-namespaces"})
+		[]string{"--watch-namespaces", "--allow-user-service-accounts"})
+	checkSparkDriverRole(t, objs)
 	if img := container(t, d)["image"]; img != "ghcr.io/strata-dev/strata:0.1.0" {
 		t.Errorf("image %v, want the chart's appVersion as tag", img)
 	}
@@ -338,7 +341,8 @@ func TestRenderAllOptions(t *testing.T) {
 		"--prometheus-bearer-token-file=/etc/strata/prometheus/token/token",
 		"--prometheus-ca-file=/etc/strata/prometheus/ca/ca.crt",
 		"--prometheus-query-timeout=3s", "--prometheus-read-deadline=15s",
-		"--ingest-image=registry.example/strata-ingest:1.2.3"}, nil)
+		"--ingest-image=registry.example/strata-ingest:1.2.3", "--allow-user-service-accounts"}, nil)
+	checkSparkDriverRole(t, objs)
 	vols, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "volumes")
 	if len(vols) != 3 || !strings.Contains(fmt.Sprint(vols), "prometheus-reader") || !strings.Contains(fmt.Sprint(vols), "prometheus-ca") {
 		t.Errorf("the Prometheus token and CA Secrets are not mounted: volumes %v", vols)
@@ -471,6 +475,55 @@ func TestValuesSchema(t *testing.T) {
 			}
 			t.Logf("%v", err)
 		})
+	}
+}
+
+// checkSparkDriverRole: the ClusterRole the operator binds for each pipeline's Spark driver has
+// the name the operator may bind (desired.SparkDriverClusterRole, the generated rule's
+// resourceNames) and exactly the rules of the Spark operator's Role for Spark jobs
+// (kubeflow/spark-operator v2.5.2, charts/spark-operator-chart/templates/spark/rbac.yaml).
+func checkSparkDriverRole(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	role := find(objs, "ClusterRole", desired.SparkDriverClusterRole)
+	if role == nil {
+		t.Fatalf("no ClusterRole %s", desired.SparkDriverClusterRole)
+	}
+	want := []any{map[string]any{
+		"apiGroups": []any{""},
+		"resources": []any{"pods", "configmaps", "persistentvolumeclaims", "services"},
+		"verbs":     []any{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"},
+	}}
+	if got := role.Object["rules"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("ClusterRole %s rules %v, want the Spark operator's %v", desired.SparkDriverClusterRole, got, want)
+	}
+	var manager *unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "ClusterRole" && strings.HasSuffix(o.GetName(), "-manager") {
+			manager = o
+		}
+	}
+	if manager == nil {
+		t.Fatal("no manager ClusterRole")
+	}
+	rules, _, _ := unstructured.NestedSlice(manager.Object, "rules")
+	bind := false
+	for _, r := range rules {
+		m := r.(map[string]any)
+		if fmt.Sprint(m["resources"]) == "[clusterroles]" {
+			bind = fmt.Sprint(m["verbs"]) == "[bind]" && fmt.Sprint(m["resourceNames"]) == "["+desired.SparkDriverClusterRole+"]"
+			if !bind {
+				t.Errorf("the operator's rule on clusterroles is %v, want only bind on %s", m, desired.SparkDriverClusterRole)
+			}
+		}
+		for _, res := range m["resources"].([]any) {
+			// (persistentvolumeclaims it holds for the ingestion job's checkpoint claim.)
+			if res == "pods" || res == "services" {
+				t.Errorf("the operator holds %v on %s itself: it should only bind the driver's role", m["verbs"], res)
+			}
+		}
+	}
+	if !bind {
+		t.Errorf("the operator may not bind ClusterRole %s", desired.SparkDriverClusterRole)
 	}
 }
 

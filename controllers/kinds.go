@@ -39,6 +39,9 @@ var ChildKinds = []ChildKind{
 	{GVK: desired.PersistentVolumeClaimGVK, Condition: v1alpha1.ConditionSparkReady},
 	{GVK: desired.ElasticsearchGVK, CRD: "elasticsearches.elasticsearch.k8s.elastic.co",
 		Operator: "ECK 3.x", Condition: v1alpha1.ConditionElasticsearchReady},
+	// The Spark driver's identity.
+	{GVK: desired.ServiceAccountGVK, Condition: v1alpha1.ConditionSparkReady},
+	{GVK: desired.RoleBindingGVK, Condition: v1alpha1.ConditionSparkReady},
 }
 
 // strimziKind is a kafka.strimzi.io kind, reported on KafkaReady.

@@ -42,6 +42,10 @@ type PipelineReconciler struct {
 	// IngestImage is Strata's job image for pipelines that name none; empty: the built-in
 	// desired.DefaultIngestImage.
 	IngestImage string
+	// AllowUserServiceAccounts lets spec.spark.serviceAccountName run a driver as a
+	// ServiceAccount of the user's (the manager's --allow-user-service-accounts, the chart's
+	// spark.allowUserServiceAccounts); otherwise such a spec is refused with PlanValid=False.
+	AllowUserServiceAccounts bool
 
 	watches *childWatches
 	// readings carries the autoscaling controller's wake-ups: a reading is ready.
@@ -60,6 +64,8 @@ type PipelineReconciler struct {
 // +kubebuilder:rbac:groups=elasticsearch.k8s.elastic.co,resources=elasticsearches,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create;update;patch;delete
 
 // Reconcile is a table of contents: each step reads or fills in the reconcile's scope and has
 // one concern; the status the steps build is written on every exit, once, and only when it

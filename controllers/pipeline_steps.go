@@ -109,6 +109,15 @@ func (r *PipelineReconciler) planStep(ctx context.Context, s *scope) error {
 	case err != nil:
 		s.conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, err.Error())
 		return nil
+	case s.pipeline.Spec.Spark.ServiceAccountName != "" && !r.AllowUserServiceAccounts:
+		// Running a driver as any ServiceAccount of the namespace would give whoever may create
+		// a pipeline that account's rights: only the operator's installer can allow it.
+		s.conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec,
+			fmt.Sprintf("spec.spark.serviceAccountName (%q) is not allowed by this installation of the operator: "+
+				"leave it empty (the driver gets a ServiceAccount of the pipeline's own), or install the operator "+
+				"with the Helm value spark.allowUserServiceAccounts=true (--allow-user-service-accounts)",
+				s.pipeline.Spec.Spark.ServiceAccountName))
+		return nil
 	}
 	s.planned = true
 	var notes []string

@@ -10,3 +10,12 @@ package controllers
 // "<resource>/finalizers" of the owner for every reference that blocks its deletion. Without it
 // every apply would be refused there.
 // +kubebuilder:rbac:groups=strata.dev,resources=analyticspipelines/finalizers,verbs=update
+
+// Each pipeline's Spark driver runs as a ServiceAccount of its own, bound in the pipeline's
+// namespace to the ClusterRole the Helm chart ships (desired.SparkDriverClusterRole). Creating a
+// RoleBinding to a role needs either every permission of the role or "bind" on it (kubernetes
+// v1.36, pkg/registry/rbac/rolebinding/policybased/storage.go, and the "bind" verb in
+// https://kubernetes.io/docs/reference/access-authn-authz/rbac/#restrictions-on-role-binding-creation-or-update):
+// the operator holds only "bind", on that one ClusterRole by name, so it can grant a driver
+// exactly those rules and nothing else, and cannot use them itself.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=strata-spark-driver

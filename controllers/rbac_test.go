@@ -7,6 +7,8 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/internal/desired"
 )
 
 // TestRoleAllowsBlockingOwnerReferences: the children's owner references block their pipeline's
@@ -28,4 +30,35 @@ func TestRoleAllowsBlockingOwnerReferences(t *testing.T) {
 		}
 	}
 	t.Errorf("the generated ClusterRole cannot update analyticspipelines/finalizers: %v", role.Rules)
+}
+
+// TestRoleOnlyBindsTheDriverRole: the operator may bind the Spark driver's ClusterRole, by its
+// name, and holds none of the rights it grants (controllers/rbac.go).
+func TestRoleOnlyBindsTheDriverRole(t *testing.T) {
+	b, err := os.ReadFile("../config/rbac/role.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.Unmarshal(b, &role); err != nil {
+		t.Fatal(err)
+	}
+	bind := false
+	for _, r := range role.Rules {
+		if slices.Contains(r.Resources, "clusterroles") {
+			bind = slices.Equal(r.Verbs, []string{"bind"}) && slices.Equal(r.ResourceNames, []string{desired.SparkDriverClusterRole})
+			if !bind {
+				t.Errorf("rule on clusterroles %+v, want only bind on %s", r, desired.SparkDriverClusterRole)
+			}
+		}
+		// (persistentvolumeclaims it holds for the ingestion job's checkpoint claim.)
+		for _, res := range []string{"pods", "services"} {
+			if slices.Contains(r.Resources, res) {
+				t.Errorf("the operator holds %v on %s: only the driver's role should", r.Verbs, res)
+			}
+		}
+	}
+	if !bind {
+		t.Errorf("the generated ClusterRole cannot bind %s", desired.SparkDriverClusterRole)
+	}
 }

@@ -49,6 +49,12 @@ func WithIngestImage(image string) Option {
 	return func(rs *reconcilers) { rs.pipelines.IngestImage = image }
 }
 
+// WithUserServiceAccounts lets pipelines run their Spark driver as a ServiceAccount of their
+// own choosing (spec.spark.serviceAccountName); the manager's --allow-user-service-accounts.
+func WithUserServiceAccounts(allow bool) Option {
+	return func(rs *reconcilers) { rs.pipelines.AllowUserServiceAccounts = allow }
+}
+
 // Setup registers every Strata controller with the manager.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 	// One server-side-apply path, and one bounded cache of what it applied, for every controller.

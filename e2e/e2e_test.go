@@ -291,6 +291,28 @@ func (s *suite) applySamples() {
 	// The SparkPi job ends and is resubmitted (restartPolicy Always): the pipeline is Ready while
 	// it runs, so the wait looks for a moment where everything is.
 	s.eventually("the pipeline to be Ready", 30*time.Minute, s.pipelineReady)
+	// The driver runs as the pipeline's own ServiceAccount, bound to the chart's
+	// strata-spark-driver ClusterRole: that it started executors at all shows the binding works.
+	s.eventually("the driver to run as the pipeline's ServiceAccount", 5*time.Minute, func() error {
+		pods := &corev1.PodList{}
+		if err := s.c.List(s.ctx, pods, client.InNamespace(pipelineNamespace), client.MatchingLabels{"spark-role": "driver"}); err != nil {
+			return err
+		}
+		if len(pods.Items) == 0 {
+			return fmt.Errorf("no driver pod")
+		}
+		for _, pod := range pods.Items {
+			if want := desired.SparkServiceAccountName(pipelineRef(pipeline)); pod.Spec.ServiceAccountName != want {
+				return fmt.Errorf("driver pod %s runs as %q, want %q", pod.Name, pod.Spec.ServiceAccountName, want)
+			}
+		}
+		return nil
+	})
+}
+
+// pipelineRef is the name and namespace of an applied pipeline as the builders name its children.
+func pipelineRef(u *unstructured.Unstructured) *v1alpha1.AnalyticsPipeline {
+	return &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: pipelineNamespace}}
 }
 
 func (s *suite) pipeline() (*v1alpha1.AnalyticsPipeline, error) {

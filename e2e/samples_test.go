@@ -26,7 +26,8 @@ import (
 const (
 	// pipelineNamespace holds the sample pipeline; the Spark operator runs jobs there.
 	pipelineNamespace = "strata-e2e"
-	// sparkServiceAccount is the driver's ServiceAccount, created by the Spark operator's chart.
+	// sparkServiceAccount is the ServiceAccount the Spark operator's chart creates for its jobs;
+	// the pipeline's driver runs as one the operator makes instead (desired.ServiceAccount).
 	sparkServiceAccount = "strata-spark"
 	// nvmePaths directories on the node back the NVMe tier, one local volume each: KRaft
 	// controllers, brokers and Spark spill volumes each claim one.

@@ -244,8 +244,12 @@ type SparkSpec struct {
 	Memory MemorySpec `json:"memory"`
 	// shuffle places spill and shuffle data files on tiers.
 	Shuffle ShuffleSpec `json:"shuffle"`
-	// serviceAccountName is the driver's service account; it needs the rights to create executor
-	// pods and their PersistentVolumeClaims.
+	// serviceAccountName runs the driver as a ServiceAccount of the user's, which needs the rights
+	// to create executor pods, their PersistentVolumeClaims, a Service and a ConfigMap. Only where
+	// the operator's installation allows it (the chart's spark.allowUserServiceAccounts);
+	// otherwise PlanValid is False naming this field. Empty (the default): the driver runs as
+	// "<pipeline>-spark", a ServiceAccount the operator makes and binds in the pipeline's
+	// namespace to the strata-spark-driver ClusterRole.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	// +optional

@@ -46,6 +46,7 @@ type options struct {
 	// How local tiers wipe their Released volumes (controllers.VolumeRecycling).
 	cleanupNamespace, cleanupImage string
 	cleanupTimeout                 time.Duration
+	userServiceAccounts            bool
 }
 
 // stringList is a repeatable flag.
@@ -90,6 +91,7 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&o.cleanupTimeout, "volume-cleanup-timeout", 15*time.Minute, "How long wiping one Released local volume may take before it is retried.")
 	fs.StringVar(&o.ingestImage, "ingest-image", desired.DefaultIngestImage, "The image of Strata's ingestion job, for pipelines whose spec.spark names no image.")
 	fs.DurationVar(&o.promReadDeadline, "prometheus-read-deadline", 10*time.Second, "How long reading all of one pipeline's signals may take.")
+	fs.BoolVar(&o.userServiceAccounts, "allow-user-service-accounts", false, "Let a pipeline's spec.spark.serviceAccountName run its Spark driver as a ServiceAccount of the user's choosing (default: refused; each driver gets a ServiceAccount of its pipeline's own).")
 }
 
 func main() {
@@ -167,7 +169,8 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	}
 	recycling := controllers.VolumeRecycling{Namespace: o.cleanupNamespace, Image: o.cleanupImage, Timeout: o.cleanupTimeout}
 	if err := controllers.Setup(ctx, mgr, controllers.WithPrometheusAccess(access), controllers.WithVolumeRecycling(recycling),
-		controllers.WithIngestImage(o.ingestImage)); err != nil {
+		controllers.WithIngestImage(o.ingestImage),
+		controllers.WithUserServiceAccounts(o.userServiceAccounts)); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -11,7 +11,9 @@ import (
 //   - the topic after its cluster;
 //   - Elasticsearch before the SparkApplication, whose pods need ECK's secrets;
 //   - the checkpoint claim (Strata's own job only) before the SparkApplication whose driver
-//     mounts it.
+//     mounts it;
+//   - the driver's ServiceAccount and RoleBinding before the SparkApplication that runs as it
+//     (unless spec.spark.serviceAccountName names the user's own).
 //
 // The rebalance template is left out when the plan runs no Cruise Control (a single broker);
 // a controller that prunes children it no longer builds then deletes it.
@@ -24,6 +26,9 @@ func All(in Inputs) []*unstructured.Unstructured {
 	objs = append(objs, Kafka(in), Topic(in), Elasticsearch(in))
 	if c := CheckpointClaim(in); c != nil {
 		objs = append(objs, c)
+	}
+	if sa := ServiceAccount(in); sa != nil {
+		objs = append(objs, sa, RoleBinding(in))
 	}
 	return append(objs, SparkApplication(in))
 }

@@ -120,7 +120,8 @@ func TestDeterministic(t *testing.T) {
 
 // TestAllOrderAndKinds pins the apply order: ConfigMap, rebalance template (with Cruise
 // Control only), node pools, Kafka, topic, Elasticsearch, the checkpoint claim (Strata's own
-// job only), SparkApplication.
+// job only), the driver's ServiceAccount and RoleBinding (unless the spec names its own
+// ServiceAccount, as split-tiers does), SparkApplication.
 func TestAllOrderAndKinds(t *testing.T) {
 	kinds := func(in Inputs) []string {
 		var ks []string
@@ -138,7 +139,7 @@ func TestAllOrderAndKinds(t *testing.T) {
 			"Elasticsearch/sensors", "SparkApplication/sensors"},
 		"single-tier-delete": {"ConfigMap/clicks-kafka-metrics", "KafkaNodePool/clicks-controller",
 			"KafkaNodePool/clicks-broker", "Kafka/clicks", "KafkaTopic/clicks", "Elasticsearch/clicks",
-			"SparkApplication/clicks"},
+			"ServiceAccount/clicks-spark", "RoleBinding/clicks-spark", "SparkApplication/clicks"},
 		"strata-job": {"ConfigMap/sensors-kafka-metrics", "KafkaRebalance/sensors-rebalance-template",
 			"KafkaNodePool/sensors-controller", "KafkaNodePool/sensors-broker", "Kafka/sensors", "KafkaTopic/sensors",
 			"Elasticsearch/sensors", "PersistentVolumeClaim/sensors-checkpoint", "SparkApplication/sensors"},

@@ -78,9 +78,7 @@ func SparkApplication(in Inputs) *unstructured.Unstructured {
 		"memoryOverhead":      SparkSize(mem.Overhead.Value() + mem.PageCache.Value()),
 		"deleteOnTermination": true,
 	}
-	if s.ServiceAccountName != "" {
-		driver["serviceAccount"] = s.ServiceAccountName
-	}
+	driver["serviceAccount"] = DriverServiceAccount(p)
 	if opts := ExecutorJavaOptions(in); opts != "" {
 		executor["javaOptions"] = opts
 	}

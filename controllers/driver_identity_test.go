@@ -1,0 +1,94 @@
+package controllers_test
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/internal/desired"
+)
+
+// driverAccount returns the ServiceAccount the pipeline's SparkApplication runs its driver as.
+func driverAccount(t *testing.T, o *operator, p *v1alpha1.AnalyticsPipeline) string {
+	t.Helper()
+	app := child(t, o.c, desired.SparkApplicationGVK, p.Namespace, desired.SparkApplicationName(p))
+	if app == nil {
+		return ""
+	}
+	sa, _, _ := unstructured.NestedString(app.Object, "spec", "driver", "serviceAccount")
+	return sa
+}
+
+// TestDriverRunsAsThePipelinesServiceAccount: the sample's driver runs as a ServiceAccount of its
+// pipeline's own, bound in its namespace to the driver ClusterRole; naming another ServiceAccount
+// in spec.spark.serviceAccountName, which this installation does not allow, is refused with
+// PlanValid=False naming the field, and changes nothing that runs.
+func TestDriverRunsAsThePipelinesServiceAccount(t *testing.T) {
+	o := startOperator(t)
+	ns, _ := o.createSamples(t)
+	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
+	waitPlanned(t, o.c, p, func() error {
+		if sa := driverAccount(t, o, p); sa != "sensors-spark" {
+			return errorf("driver runs as %q, want sensors-spark", sa)
+		}
+		return nil
+	})
+	if child(t, o.c, desired.ServiceAccountGVK, ns, "sensors-spark") == nil {
+		t.Fatal("no ServiceAccount sensors-spark")
+	}
+	rb := child(t, o.c, desired.RoleBindingGVK, ns, "sensors-spark")
+	if rb == nil {
+		t.Fatal("no RoleBinding sensors-spark")
+	}
+	if role, _, _ := unstructured.NestedString(rb.Object, "roleRef", "name"); role != desired.SparkDriverClusterRole {
+		t.Errorf("RoleBinding binds %q, want %s", role, desired.SparkDriverClusterRole)
+	}
+
+	updateSpec(t, o.c, p, func() { p.Spec.Spark.ServiceAccountName = "job-runner" })
+	waitFor(t, o.c, p, func() error {
+		if p.Status.ObservedGeneration != p.Generation {
+			return errorf("generation %d not observed yet", p.Generation)
+		}
+		return condition(p.Status.Conditions, v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec)
+	})
+	if msg := meta(p, v1alpha1.ConditionPlanValid).Message; !strings.Contains(msg, "spec.spark.serviceAccountName") ||
+		!strings.Contains(msg, "spark.allowUserServiceAccounts") {
+		t.Errorf("PlanValid %q does not name the field and the chart value that allows it", msg)
+	}
+	if sa := driverAccount(t, o, p); sa != "sensors-spark" {
+		t.Errorf("the refused spec changed the driver's ServiceAccount to %q", sa)
+	}
+}
+
+// TestUserServiceAccountWhenAllowed: with the installation's consent
+// (--allow-user-service-accounts) the driver runs as the ServiceAccount the spec names, and the
+// pipeline's own ServiceAccount and RoleBinding are removed.
+func TestUserServiceAccountWhenAllowed(t *testing.T) {
+	o := startOperatorWith(t, []controllers.Option{controllers.WithUserServiceAccounts(true)})
+	ns, _ := o.createSamples(t)
+	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
+	waitPlanned(t, o.c, p, func() error {
+		if child(t, o.c, desired.RoleBindingGVK, ns, "sensors-spark") == nil {
+			return errorf("no RoleBinding sensors-spark yet")
+		}
+		return nil
+	})
+	updateSpec(t, o.c, p, func() { p.Spec.Spark.ServiceAccountName = "job-runner" })
+	waitPlanned(t, o.c, p, func() error {
+		if sa := driverAccount(t, o, p); sa != "job-runner" {
+			return errorf("driver runs as %q, want job-runner", sa)
+		}
+		if child(t, o.c, desired.ServiceAccountGVK, ns, "sensors-spark") != nil ||
+			child(t, o.c, desired.RoleBindingGVK, ns, "sensors-spark") != nil {
+			return errorf("the pipeline's own ServiceAccount or RoleBinding is still there")
+		}
+		return nil
+	})
+	if c := meta(p, v1alpha1.ConditionPlanValid); c == nil || c.Reason == v1alpha1.ReasonInvalidSpec {
+		t.Errorf("PlanValid %+v: a user ServiceAccount is allowed here", c)
+	}
+}
