@@ -986,6 +986,18 @@ func runAsServiceAccount(ctx context.Context, t *testing.T, env *controlplane.En
 		}
 		return nil
 	})
+	// The driver's RoleBinding to strata-spark-driver: the manager, which holds only bind on
+	// that ClusterRole and none of its rules, may create it (the API server's escalation check).
+	wait("the sample driver's RoleBinding", func() error {
+		rb := &rbacv1.RoleBinding{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: pipelineNS, Name: "sensors-spark"}, rb); err != nil {
+			return err
+		}
+		if rb.RoleRef.Name != desired.SparkDriverClusterRole {
+			return fmt.Errorf("RoleBinding binds %q", rb.RoleRef.Name)
+		}
+		return nil
+	})
 
 	// Metrics: a ServiceAccount bound to the chart's metrics-reader reads them; another may not.
 	cs, err := kubernetes.NewForConfig(env.Config)
