@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,7 +24,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,11 +37,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -52,6 +48,7 @@ import (
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/controlplane"
 	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/testutil"
 )
 
 const (
@@ -66,42 +63,10 @@ const (
 	allOnFullname = "strata-obs"
 )
 
-var (
-	helmOnce sync.Once
-	helmBin  string
-	helmErr  error
-)
-
 // helm returns the Helm binary: $HELM, else the pinned build of hack/tools.sh.
 func helm(t *testing.T) string {
 	t.Helper()
-	helmOnce.Do(func() {
-		if h := os.Getenv("HELM"); h != "" {
-			helmBin = h
-			return
-		}
-		var root string
-		if root, helmErr = controlplane.RepoRoot(); helmErr != nil {
-			return
-		}
-		var stderr bytes.Buffer
-		cmd := exec.Command(filepath.Join(root, "hack", "tools.sh"), "path", "helm")
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			helmErr = fmt.Errorf("%v\n%s", err, stderr.String())
-			return
-		}
-		helmBin = strings.TrimSpace(string(out))
-	})
-	if helmErr != nil {
-		t.Fatalf("no helm: set HELM to a Helm 3 binary, or let `hack/tools.sh path helm` build the pinned one "+
-			"(needs the Go module proxy; `make test` does it): %v", helmErr)
-	}
-	if _, err := os.Stat(helmBin); err != nil {
-		t.Fatalf("HELM=%s: %v", helmBin, err)
-	}
-	return helmBin
+	return testutil.Tool(t, "helm", "HELM")
 }
 
 func chartDir(t *testing.T) string {
@@ -672,18 +637,7 @@ func TestControlPlane(t *testing.T) {
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env, err := controlplane.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = v1alpha1.AddToScheme(scheme)
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, c := testutil.ControlPlane(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
 		t.Fatal(err)
@@ -828,16 +782,6 @@ func podSecurity(ctx context.Context, t *testing.T, c client.Client, name, ns st
 	}
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // runAsServiceAccount runs the real manager binary (built as the image builds it) as the chart's
 // ServiceAccount, through impersonation, with the flags the chart passes: it must win the leader
 // election, sync its caches, reconcile the samples, serve metrics to a reader bound to the
@@ -865,7 +809,7 @@ func runAsServiceAccount(ctx context.Context, t *testing.T, env *controlplane.En
 
 	// The chart's args, with addresses on the loopback and the lease's namespace given (in a pod
 	// it is read from the ServiceAccount's mount).
-	probe, metrics := freePort(t), freePort(t)
+	probe, metrics := testutil.FreePort(t), testutil.FreePort(t)
 	d := deployment(prefix, ns)
 	if err := c.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {
 		t.Fatal(err)
@@ -920,9 +864,7 @@ func runAsServiceAccount(ctx context.Context, t *testing.T, env *controlplane.En
 	}()
 	wait := func(what string, f func() error) {
 		t.Helper()
-		deadline := time.Now().Add(3 * time.Minute)
-		var last error
-		for time.Now().Before(deadline) {
+		testutil.Eventually(t, 3*time.Minute, what, func() error {
 			select {
 			case err := <-exited:
 				stopped = true
@@ -930,25 +872,12 @@ func runAsServiceAccount(ctx context.Context, t *testing.T, env *controlplane.En
 				t.Fatalf("the manager exited (%v) while waiting for %s:\n%s", err, what, b)
 			default:
 			}
-			if last = f(); last == nil {
-				return
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
-		t.Fatalf("timed out waiting for %s: %v", what, last)
+			return f()
+		})
 	}
 
-	wait("the manager to be ready (caches synced with the chart's RBAC)", func() error {
-		resp, err := http.Get("http://" + probe + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
-	})
+	wait("the manager to be ready (caches synced with the chart's RBAC)", testutil.HTTPReady("http://"+probe+"/readyz"))
+
 	wait("the leader election lease", func() error {
 		lease := &coordinationv1.Lease{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "strata.strata.dev"}, lease); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -21,26 +20,8 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/testutil"
 )
-
-// prometheusBinary is the pinned Prometheus: $STRATA_PROMETHEUS, else what hack/tools.sh builds
-// from the Go module proxy (minutes the first time, then cached under bin/).
-func prometheusBinary(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("STRATA_PROMETHEUS"); p != "" {
-		return p
-	}
-	out, err := exec.Command("../hack/tools.sh", "path", "prometheus").Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("Prometheus is needed for this test and hack/tools.sh could not build it (%v):\n%s\n"+
-			"build it with `hack/tools.sh path prometheus`, or set STRATA_PROMETHEUS to a prometheus binary", err, stderr)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // syntheticExporter serves what kube-prometheus-stack would scrape from a pipeline's brokers
 // (cAdvisor's network counters, the JMX exporter's under-replicated partitions) and from the
@@ -107,7 +88,7 @@ func (e *syntheticExporter) set(sendBps, underReplicated float64) {
 // it when the test ends.
 func startPrometheus(t *testing.T, target string) string {
 	t.Helper()
-	bin := prometheusBinary(t)
+	bin := testutil.Tool(t, "prometheus", "STRATA_PROMETHEUS")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -142,34 +123,9 @@ func startPrometheus(t *testing.T, target string) string {
 		}
 	})
 	url := "http://" + addr
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(url + "/-/ready")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Prometheus at %s not ready after 30s: %v", url, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
+	testutil.Eventually(t, 30*time.Second, "Prometheus at "+url+" to be ready", testutil.HTTPReady(url+"/-/ready"))
 
-// waitLong is waitFor with a deadline of its own: the autoscaler's windows take a while.
-func waitLong(t *testing.T, d time.Duration, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	var last error
-	for time.Now().Before(deadline) {
-		if last = check(); last == nil {
-			return
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s: %v", d, what, last)
+	return url
 }
 
 // TestAutoscalerWithPrometheus closes the loop with a real Prometheus (the pinned build)
@@ -189,7 +145,7 @@ func TestAutoscalerWithPrometheus(t *testing.T) {
 	enableAutoscaling(t, o.c, p, url)
 
 	replicas := func() int64 { return brokerReplicas(t, o.c, p) }
-	waitLong(t, 60*time.Second, "Autoscaling=True", func() error {
+	testutil.Eventually(t, 60*time.Second, "Autoscaling=True", func() error {
 		if err := o.c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
 			return err
 		}
@@ -201,7 +157,7 @@ func TestAutoscalerWithPrometheus(t *testing.T) {
 
 	// Above the link budget: 400 MB/s needs 5 brokers at 90 MB/s.
 	exp.set(400e6, 0)
-	waitLong(t, 60*time.Second, "5 brokers", func() error {
+	testutil.Eventually(t, 60*time.Second, "5 brokers", func() error {
 		if got := replicas(); got != 5 {
 			return fmt.Errorf("%d replicas", got)
 		}
@@ -211,7 +167,7 @@ func TestAutoscalerWithPrometheus(t *testing.T) {
 	// Lower traffic while partitions are under-replicated: the scale-down is held back.
 	lowered := time.Now()
 	exp.set(100e6, 2)
-	waitLong(t, 90*time.Second, "a held-back scale-down", func() error {
+	testutil.Eventually(t, 90*time.Second, "a held-back scale-down", func() error {
 		if err := o.c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
 			return err
 		}
@@ -230,16 +186,17 @@ func TestAutoscalerWithPrometheus(t *testing.T) {
 
 	// Replicated again: the brokers the lower traffic does not need leave, down to the plan's 3.
 	exp.set(100e6, 0)
-	waitLong(t, 60*time.Second, "3 brokers", func() error {
+	// The reconcile applies the pool before it writes its status: wait for both.
+	testutil.Eventually(t, 60*time.Second, "3 brokers and a ScaleDown (LinkUnderused) in status", func() error {
 		if got := replicas(); got != 3 {
 			return fmt.Errorf("%d replicas", got)
 		}
+		if err := o.c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		if d := p.Status.Autoscaling.LastDecision; d == nil || d.Action != v1alpha1.ActionScaleDown || d.Reason != "LinkUnderused" {
+			return fmt.Errorf("last decision %+v", d)
+		}
 		return nil
 	})
-	if err := o.c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
-		t.Fatal(err)
-	}
-	if d := p.Status.Autoscaling.LastDecision; d == nil || d.Action != v1alpha1.ActionScaleDown || d.Reason != "LinkUnderused" {
-		t.Errorf("last decision %+v, want a ScaleDown (LinkUnderused)", d)
-	}
 }

@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
 	"github.com/strata-dev/strata/internal/autoscale"
+	"github.com/strata-dev/strata/internal/testutil"
 )
 
 // blackhole accepts connections on loopback and never answers: a Prometheus that hangs. It
@@ -69,13 +71,12 @@ func TestBlackholedPrometheusStallsNoPipeline(t *testing.T) {
 	other := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
 	waitPlanned(t, o.c, other, func() error { return nil })
 	// Every autoscaling worker is stuck in a reading: at least four connections hang.
-	deadline := time.Now().Add(time.Minute)
-	for hanging.Load() < 4 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the readings never reached Prometheus: %d connections", hanging.Load())
+	testutil.Eventually(t, time.Minute, "the readings to reach Prometheus", func() error {
+		if n := hanging.Load(); n < 4 {
+			return fmt.Errorf("%d connections hang, want 4", n)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 
 	start := time.Now()
 	updateSpec(t, o.c, other, func() { other.Spec.Workload.MessagesPerSecond = 20000 })

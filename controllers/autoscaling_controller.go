@@ -127,7 +127,7 @@ func (r *AutoscalingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("autoscaling").
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		For(&v1alpha1.AnalyticsPipeline{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Complete(r)
+		Complete(r.Pipelines.instruments.reconciler("autoscaling", r))
 }
 
 // outcome is what one reading came to, for the pipeline reconciler.

@@ -20,17 +20,28 @@ type countingClient struct {
 	byKind        *sync.Map
 	pipelineGets  *atomic.Int64
 	pipelineProbe func(obj client.Object) bool
+	// history gets what each reconcile reads and writes.
+	history *history
 }
 
 func (c countingClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	if c.pipelineProbe(obj) {
 		c.pipelineGets.Add(1)
 	}
-	return c.Client.Get(ctx, key, obj, opts...)
+	err := c.Client.Get(ctx, key, obj, opts...)
+	c.history.noteRead(ctx, obj, key, err)
+	return err
 }
 
-func (c countingClient) count(verb string, obj any) {
+func (c countingClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	err := c.Client.List(ctx, list, opts...)
+	c.history.noteRead(ctx, list, client.ObjectKey{}, err)
+	return err
+}
+
+func (c countingClient) count(ctx context.Context, verb string, obj any) {
 	c.writes.Add(1)
+	c.history.noteWrite(ctx)
 	if c.byKind == nil {
 		return
 	}
@@ -43,32 +54,32 @@ func (c countingClient) count(verb string, obj any) {
 }
 
 func (c countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	c.count("create", obj)
+	c.count(ctx, "create", obj)
 	return c.Client.Create(ctx, obj, opts...)
 }
 
 func (c countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	c.count("update", obj)
+	c.count(ctx, "update", obj)
 	return c.Client.Update(ctx, obj, opts...)
 }
 
 func (c countingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	c.count("patch", obj)
+	c.count(ctx, "patch", obj)
 	return c.Client.Patch(ctx, obj, patch, opts...)
 }
 
 func (c countingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	c.count("apply", obj)
+	c.count(ctx, "apply", obj)
 	return c.Client.Apply(ctx, obj, opts...)
 }
 
 func (c countingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	c.count("delete", obj)
+	c.count(ctx, "delete", obj)
 	return c.Client.Delete(ctx, obj, opts...)
 }
 
 func (c countingClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
-	c.count("deleteAllOf", obj)
+	c.count(ctx, "deleteAllOf", obj)
 	return c.Client.DeleteAllOf(ctx, obj, opts...)
 }
 
@@ -82,22 +93,22 @@ type countingStatus struct {
 }
 
 func (s countingStatus) Create(ctx context.Context, obj client.Object, sub client.Object, opts ...client.SubResourceCreateOption) error {
-	s.c.count("status-create", obj)
+	s.c.count(ctx, "status-create", obj)
 	return s.SubResourceWriter.Create(ctx, obj, sub, opts...)
 }
 
 func (s countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	s.c.count("status-update", obj)
+	s.c.count(ctx, "status-update", obj)
 	return s.SubResourceWriter.Update(ctx, obj, opts...)
 }
 
 func (s countingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	s.c.count("status-patch", obj)
+	s.c.count(ctx, "status-patch", obj)
 	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
 func (s countingStatus) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-	s.c.count("status-apply", obj)
+	s.c.count(ctx, "status-apply", obj)
 	return s.SubResourceWriter.Apply(ctx, obj, opts...)
 }
 

@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/testutil"
 )
 
 // pipelineSeries returns the operator's series of one pipeline, "name{stage}" style: the metric
@@ -49,15 +51,14 @@ func TestPipelineMetrics(t *testing.T) {
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
 	waitPlanned(t, o.c, p, func() error { return nil })
 
-	deadline := time.Now().Add(time.Minute)
 	var got map[string]float64
-	for {
+	_ = testutil.Wait(time.Minute, func() error { // the table below says what is missing
 		got = pipelineSeries(t, ns, "sensors")
-		if got["strata_pipeline_replicas{Brokers}"] == float64(p.Status.Plan.Brokers) || time.Now().After(deadline) {
-			break
+		if got["strata_pipeline_replicas{Brokers}"] != float64(p.Status.Plan.Brokers) {
+			return fmt.Errorf("no broker replicas yet")
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	for key, want := range map[string]float64{
 		"strata_pipeline_info":                                                        1,
 		"strata_pipeline_workload_messages_per_second":                                float64(p.Spec.Workload.MessagesPerSecond),
@@ -76,11 +77,10 @@ func TestPipelineMetrics(t *testing.T) {
 	if err := o.c.Delete(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(time.Minute)
-	for len(pipelineSeries(t, ns, "sensors")) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("series of the deleted pipeline remain: %v", pipelineSeries(t, ns, "sensors"))
+	testutil.Eventually(t, time.Minute, "the deleted pipeline's series to go", func() error {
+		if left := pipelineSeries(t, ns, "sensors"); len(left) > 0 {
+			return fmt.Errorf("series remain: %v", left)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }

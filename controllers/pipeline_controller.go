@@ -48,6 +48,8 @@ type PipelineReconciler struct {
 	AllowUserServiceAccounts bool
 
 	watches *childWatches
+	// instruments are the tests' (WithInstruments); none in production.
+	instruments Instruments
 	// readings carries the autoscaling controller's wake-ups: a reading is ready.
 	readings chan event.GenericEvent
 }
@@ -120,7 +122,7 @@ func (r *PipelineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 				return upstream[o.GetName()]
 			}))).
 		WatchesRawSource(source.Channel(r.readings, &handler.EnqueueRequestForObject{})).
-		Build(r)
+		Build(r.instruments.reconciler("analyticspipeline", r))
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,44 +109,25 @@ func TestPipelineLifecycle(t *testing.T) {
 	})
 
 	t.Run("nothing changed, nothing written", func(t *testing.T) {
-		time.Sleep(2 * time.Second) // let the events of the first applies settle
-		before := o.writes.Load()
+		o.settle(t, p)
 		eventsBefore := len(events())
-		gets := o.pipelineGets.Load()
-		// A label change passes the pipeline's event filter and forces a full reconcile.
-		if err := o.c.Patch(ctx, p, client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"touched":"1"}}}`))); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(10 * time.Second)
-		for o.pipelineGets.Load() == gets && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if o.pipelineGets.Load() == gets {
-			t.Fatal("the label change did not trigger a reconcile")
-		}
-		time.Sleep(time.Second)
-		if n := o.writes.Load() - before; n != 0 {
-			t.Errorf("a reconcile with unchanged inputs made %d writes, want 0: %v", n, writesByKind(o.byKind))
+		// Proven on the reconcile that read the change, not by waiting for writes that may come late.
+		if r := o.touch(t, p); r.writes != 0 || r.events != 0 || r.err != nil {
+			t.Errorf("a reconcile with unchanged inputs made %d writes and recorded %d events (err %v), want none: events are for transitions; %v",
+				r.writes, r.events, r.err, writesByKind(o.byKind))
 		}
 		if n := len(events()) - eventsBefore; n != 0 {
-			t.Errorf("a reconcile with unchanged inputs recorded %d events, want 0: events are for transitions", n)
+			t.Errorf("%d events in the API after a reconcile with unchanged inputs, want 0", n)
 		}
 	})
 
 	t.Run("restart: a full resync writes nothing", func(t *testing.T) {
 		o.stopManager()
 		o.startManager(t)
-		gets := o.pipelineGets.Load()
-		deadline := time.Now().Add(20 * time.Second)
-		for o.pipelineGets.Load() == gets && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		time.Sleep(2 * time.Second)
-		if o.pipelineGets.Load() == gets {
-			t.Fatal("the new manager did not reconcile the pipeline")
-		}
-		if n := o.writes.Load(); n != 0 {
-			t.Errorf("a restarted operator made %d writes with nothing changed, want 0: %v", n, writesByKind(o.byKind))
+		// The new manager's first reconciles read the caches it synced at start: all there is.
+		r := o.history.finished(t, "analyticspipeline", client.ObjectKeyFromObject(p), saw("AnalyticsPipeline", p, p.ResourceVersion))
+		if r.writes != 0 || r.err != nil {
+			t.Errorf("a restarted operator's first reconcile made %d writes (err %v) with nothing changed, want 0: %v", r.writes, r.err, writesByKind(o.byKind))
 		}
 	})
 
@@ -197,11 +177,9 @@ func TestPipelineLifecycle(t *testing.T) {
 		}
 		waitGone(t, o.c, p)
 		// envtest runs no garbage collector: the children stay, owned by a pipeline that is gone,
-		// and the operator must not recreate or touch them.
-		before := o.writes.Load()
-		time.Sleep(2 * time.Second)
-		if n := o.writes.Load() - before; n != 0 {
-			t.Errorf("the operator made %d writes after the pipeline was deleted", n)
+		// and the reconcile that finds the pipeline gone must not recreate or touch them.
+		if r := o.history.finished(t, "analyticspipeline", client.ObjectKeyFromObject(p), saw("AnalyticsPipeline", p, "")); r.writes != 0 || r.err != nil {
+			t.Errorf("the reconcile of the deleted pipeline made %d writes (err %v)", r.writes, r.err)
 		}
 		pool := child(t, o.c, desired.KafkaNodePoolGVK, ns, desired.BrokerPoolName(p))
 		if del, _, _ := unstructured.NestedBool(pool.Object, "spec", "storage", "volumes", "0", "deleteClaim"); del {
@@ -218,18 +196,6 @@ func setIngest(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, mps
 	}
 }
 
-func waitGone(t *testing.T, c client.Client, obj client.Object) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); client.IgnoreNotFound(err) == nil && err != nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s still exists", obj.GetName())
-}
-
 // TestInvalidPlanNotRetried: a spec admission accepts but the planner cannot plan sets
 // PlanValid=False naming the field, and is not retried until something changes.
 func TestInvalidPlanNotRetried(t *testing.T) {
@@ -242,6 +208,7 @@ func TestInvalidPlanNotRetried(t *testing.T) {
 	// Valid for the API (the CRD's image pattern and length), refused by the planner: a
 	// repository name over 255 characters, which distribution/reference does not parse.
 	updateSpec(t, o.c, p, func() { p.Spec.Spark.Image = "registry.example/" + strings.Repeat("a", 300) + ":1.0" })
+	invalid := p.ResourceVersion
 	waitFor(t, o.c, p, func() error {
 		if p.Status.ObservedGeneration != p.Generation {
 			return fmt.Errorf("not observed yet")
@@ -254,9 +221,10 @@ func TestInvalidPlanNotRetried(t *testing.T) {
 	if p.Status.Plan == nil || p.Status.Plan.Brokers != planned.Brokers {
 		t.Errorf("the last good plan should stay in status, got %+v", p.Status.Plan)
 	}
-	gets := o.pipelineGets.Load()
-	time.Sleep(3 * time.Second)
-	if n := o.pipelineGets.Load() - gets; n > 1 {
-		t.Errorf("an invalid pipeline was reconciled %d times in 3s with nothing changed: a retry loop", n)
+	// controller-runtime requeues a reconcile only on an error or a requeue in its result: the
+	// reconcile that found the spec invalid must ask for neither.
+	r := o.history.finished(t, "analyticspipeline", client.ObjectKeyFromObject(p), saw("AnalyticsPipeline", p, invalid))
+	if !r.result.IsZero() || r.err != nil {
+		t.Errorf("the reconcile of an invalid spec returned %+v, %v: it would be retried with nothing changed", r.result, r.err)
 	}
 }

@@ -3,8 +3,10 @@ package controllers
 import (
 	"context"
 
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/strata-dev/strata/internal/autoscale"
 	"github.com/strata-dev/strata/internal/ssa"
@@ -55,6 +57,35 @@ func WithUserServiceAccounts(allow bool) Option {
 	return func(rs *reconcilers) { rs.pipelines.AllowUserServiceAccounts = allow }
 }
 
+// Instruments let tests watch the controllers work: every reconciler and event recorder passes
+// through them once, at setup, so that a test can wait on a finished reconcile and see what it
+// read, wrote and recorded, instead of sleeping and hoping nothing came late. Production has none.
+type Instruments struct {
+	Reconciler func(controller string, r reconcile.Reconciler) reconcile.Reconciler
+	Recorder   func(r events.EventRecorder) events.EventRecorder
+}
+
+// WithInstruments sets the instruments of every controller.
+func WithInstruments(i Instruments) Option {
+	return func(rs *reconcilers) { rs.pipelines.instruments, rs.tiers.instruments = i, i }
+}
+
+// reconciler is r as the instruments see it.
+func (i Instruments) reconciler(controller string, r reconcile.Reconciler) reconcile.Reconciler {
+	if i.Reconciler == nil {
+		return r
+	}
+	return i.Reconciler(controller, r)
+}
+
+// recorder is rec as the instruments see it.
+func (i Instruments) recorder(rec events.EventRecorder) events.EventRecorder {
+	if i.Recorder == nil || rec == nil {
+		return rec
+	}
+	return i.Recorder(rec)
+}
+
 // Setup registers every Strata controller with the manager.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 	// One server-side-apply path, and one bounded cache of what it applied, for every controller.
@@ -69,6 +100,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 	for _, o := range opts {
 		o(&reconcilers{pipelines: pipelines, tiers: tiers})
 	}
+	pipelines.Recorder = pipelines.instruments.recorder(pipelines.Recorder)
+	tiers.Recorder = tiers.instruments.recorder(tiers.Recorder)
 	if pipelines.Autoscaler == nil {
 		// Made here, before any worker runs: the workers share it.
 		pipelines.Autoscaler = &Autoscaler{Access: autoscale.DefaultAccess()}

@@ -8,12 +8,11 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,15 +24,10 @@ import (
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
 	"github.com/strata-dev/strata/internal/controlplane"
+	"github.com/strata-dev/strata/internal/testutil"
 )
 
-func newScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = apiextensionsv1.AddToScheme(s)
-	_ = v1alpha1.AddToScheme(s)
-	return s
-}
+func newScheme() *runtime.Scheme { return testutil.Scheme() }
 
 // operator is a control plane with Strata's controllers running against it.
 type operator struct {
@@ -46,6 +40,10 @@ type operator struct {
 	stopManager func()
 	// setup are the options the controllers are set up with.
 	setup []controllers.Option
+	// history is the running manager's: every reconcile it finished.
+	history *history
+	// touches counts touch's label changes, to make each one a change.
+	touches int
 }
 
 // startOperator starts a control plane and the controllers; both stop when the test ends.
@@ -58,20 +56,10 @@ func startOperator(t testing.TB, opts ...controlplane.Option) *operator {
 func startOperatorWith(t testing.TB, setup []controllers.Option, opts ...controlplane.Option) *operator {
 	t.Helper()
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(testWriter{t})))
-	env, err := controlplane.Start(context.Background(), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(env.Config, client.Options{Scheme: newScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, c := testutil.ControlPlane(t, opts...)
 	o := &operator{env: env, c: c, writes: &atomic.Int64{}, pipelineGets: &atomic.Int64{}, setup: setup}
 	o.startManager(t)
-	t.Cleanup(func() {
-		o.stopManager()
-		_ = env.Stop()
-	})
+	t.Cleanup(o.stopManager) // before the control plane's cleanup: cleanups run last first
 	return o
 }
 
@@ -79,11 +67,11 @@ func startOperatorWith(t testing.TB, setup []controllers.Option, opts ...control
 func (o *operator) startManager(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	writes, gets, byKind := &atomic.Int64{}, &atomic.Int64{}, &sync.Map{}
+	writes, gets, byKind, h := &atomic.Int64{}, &atomic.Int64{}, &sync.Map{}, &history{}
 	mgr, err := ctrl.NewManager(o.env.Config, controllers.ManagerOptions(ctrl.Options{
 		NewClient: func(cfg *rest.Config, opts client.Options) (client.Client, error) {
 			c, err := client.New(cfg, opts)
-			return countingClient{Client: c, writes: writes, byKind: byKind, pipelineGets: gets, pipelineProbe: func(o client.Object) bool {
+			return countingClient{Client: c, writes: writes, byKind: byKind, pipelineGets: gets, history: h, pipelineProbe: func(o client.Object) bool {
 				_, ok := o.(*v1alpha1.AnalyticsPipeline)
 				return ok
 			}}, err
@@ -96,12 +84,12 @@ func (o *operator) startManager(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.Setup(ctx, mgr, o.setup...); err != nil {
+	if err := controllers.Setup(ctx, mgr, append([]controllers.Option{controllers.WithInstruments(h.instruments())}, o.setup...)...); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	o.writes, o.pipelineGets, o.byKind = writes, gets, byKind
+	o.writes, o.pipelineGets, o.byKind, o.history = writes, gets, byKind, h
 	o.stopManager = func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -155,20 +143,30 @@ func (o *operator) createSamples(t testing.TB) (ns string, tiers map[string]stri
 	return ns, tiers
 }
 
-// waitFor polls the object until check passes, or fails the test after a minute.
-func waitFor(t *testing.T, c client.Client, obj client.Object, check func() error) {
+// waitFor reads the object until check passes, or fails the test after a minute.
+func waitFor(t testing.TB, c client.Client, obj client.Object, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	var last error
-	for time.Now().Before(deadline) {
-		if last = c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); last == nil {
-			if last = check(); last == nil {
-				return
-			}
+	testutil.Eventually(t, time.Minute, obj.GetName(), func() error {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s: %v", obj.GetName(), last)
+		return check()
+	})
+}
+
+// waitGone waits until the object is gone from the API server.
+func waitGone(t testing.TB, c client.Client, obj client.Object) {
+	t.Helper()
+	testutil.Eventually(t, time.Minute, obj.GetName()+" to be gone", func() error {
+		err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err == nil {
+			return fmt.Errorf("still exists (finalizers %v)", obj.GetFinalizers())
+		}
+		return err
+	})
 }
 
 // condition checks that a condition has the given status and reason.

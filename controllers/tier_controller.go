@@ -47,6 +47,8 @@ type TierReconciler struct {
 
 	// pods is the cache of cleanup pods, in Recycling.Namespace only.
 	pods client.Reader
+	// instruments are the tests' (WithInstruments); none in production.
+	instruments Instruments
 }
 
 // +kubebuilder:rbac:groups=strata.dev,resources=storagetiers,verbs=get;list;watch;patch
@@ -215,7 +217,7 @@ func (r *TierReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager)
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Watches(&corev1.PersistentVolume{}, handler.EnqueueRequestsFromMapFunc(r.tierOfVolume)).
 		WatchesRawSource(source.Kind(pods, client.Object(&corev1.Pod{}), handler.EnqueueRequestsFromMapFunc(r.tierOfVolume))).
-		Complete(r)
+		Complete(r.instruments.reconciler("storagetier", r))
 }
 
 func (r *TierReconciler) tiersUsing(ctx context.Context, sc client.Object) []reconcile.Request {

@@ -22,13 +22,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
 	"github.com/strata-dev/strata/internal/controlplane"
 	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/testutil"
+	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
 // TestTierLocal follows a local tier through its life on one control plane: volumes per node and
@@ -112,27 +113,19 @@ func TestTierLocal(t *testing.T) {
 	})
 
 	t.Run("a resync with nothing changed writes nothing", func(t *testing.T) {
-		time.Sleep(time.Second) // let the events of the step before settle
-		writes, reconciles := o.writes.Load(), tierReconciles(t)
 		rv := tier.ResourceVersion
 		// Both reach the controller (a node's labels changed; an annotation is an event on the
 		// tier, filtered out by the generation predicate): neither may make it write.
-		tierLabelNode(t, c, "worker-slow", "example.com/touched", "1")
+		node := tierLabelNode(t, c, "worker-slow", "example.com/touched", "1")
 		annotated := tier.DeepCopy()
 		annotated.Annotations = map[string]string{"example.com/note": "touched"}
 		if err := c.Patch(ctx, annotated, client.MergeFrom(tier)); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for tierReconciles(t) <= reconciles && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if tierReconciles(t) <= reconciles {
-			t.Fatal("no reconcile after a node's labels changed")
-		}
-		time.Sleep(time.Second)
-		if n := o.writes.Load() - writes; n != 0 {
-			t.Errorf("%d writes by the operator after a resync with nothing changed, want 0", n)
+		// Proven on the reconcile that read the relabelled node.
+		r := o.history.finished(t, "storagetier", client.ObjectKeyFromObject(tier), saw("Node", node, node.ResourceVersion))
+		if r.writes != 0 || r.err != nil {
+			t.Errorf("the reconcile after a node's unrelated label changed made %d writes (err %v), want 0", r.writes, r.err)
 		}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(tier), tier); err != nil {
 			t.Fatal(err)
@@ -203,7 +196,7 @@ func TestTierLocal(t *testing.T) {
 		if err := c.Delete(ctx, tier); err != nil {
 			t.Fatal(err)
 		}
-		tierWaitGone(t, c, tier)
+		waitGone(t, c, tier)
 		var left []string
 		for _, pv := range tierVolumes(t, c, "fast") {
 			left = append(left, pv.Name)
@@ -282,22 +275,10 @@ func TestTierLocal(t *testing.T) {
 	})
 }
 
+// tierLocal is the samples' nvme-local tier under another name, made local.
 func tierLocal(name, class string, selector map[string]string, capacity string, paths ...string) *v1alpha1.StorageTier {
-	return &v1alpha1.StorageTier{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.StorageTierSpec{
-			Medium:              v1alpha1.MediumNVMe,
-			StorageClassName:    class,
-			ReadBytesPerSecond:  resource.MustParse("800M"),
-			WriteBytesPerSecond: resource.MustParse("700M"),
-			MonthlyPricePerGiB:  "0.216",
-			Local: &v1alpha1.LocalStorage{
-				NodeSelector:    metav1.LabelSelector{MatchLabels: selector},
-				Paths:           paths,
-				CapacityPerPath: resource.MustParse(capacity),
-			},
-		},
-	}
+	t := gen.NVMeTier(gen.SetTierName(name), gen.SetStorageClass(class), gen.SetLocal(selector, capacity, paths...))
+	return &t
 }
 
 func tierCreateNode(t *testing.T, c client.Client, name string, labels map[string]string) {
@@ -308,7 +289,7 @@ func tierCreateNode(t *testing.T, c client.Client, name string, labels map[strin
 }
 
 // tierLabelNode sets a node's label, or removes it when value is "".
-func tierLabelNode(t *testing.T, c client.Client, node, key, value string) {
+func tierLabelNode(t *testing.T, c client.Client, node, key, value string) *corev1.Node {
 	t.Helper()
 	v := "null"
 	if value != "" {
@@ -319,6 +300,7 @@ func tierLabelNode(t *testing.T, c client.Client, node, key, value string) {
 	if err := c.Patch(context.Background(), n, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		t.Fatal(err)
 	}
+	return n
 }
 
 // tierBind makes a volume look Bound to a claim, as the PersistentVolume controller would.
@@ -406,64 +388,25 @@ func tierReady(tier *v1alpha1.StorageTier) *metav1.Condition {
 	return &metav1.Condition{}
 }
 
-func tierWaitGone(t *testing.T, c client.Client, obj client.Object) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
-		if client.IgnoreNotFound(err) == nil && err != nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s still exists (finalizers %v)", obj.GetName(), obj.GetFinalizers())
-}
-
 // tierWaitEvent waits for an event about the tier with the given reason whose note names what.
 func tierWaitEvent(t *testing.T, c client.Client, tier, reason, what string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	var seen []string
-	for time.Now().Before(deadline) {
+	testutil.Eventually(t, 30*time.Second, fmt.Sprintf("a %s event naming %s", reason, what), func() error {
 		list := &eventsv1.EventList{}
 		if err := c.List(context.Background(), list); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		seen = seen[:0]
+		var seen []string
 		for _, e := range list.Items {
 			if e.Regarding.Kind == "StorageTier" && e.Regarding.Name == tier {
 				seen = append(seen, e.Reason+": "+e.Note)
 				if e.Reason == reason && strings.Contains(e.Note, what) {
-					return
+					return nil
 				}
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Errorf("no %s event naming %s; the tier's events: %v", reason, what, seen)
-}
-
-// tierReconciles is how many reconciles the StorageTier controllers of this process finished.
-func tierReconciles(t *testing.T) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "storagetier" {
-					sum += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return sum
+		return fmt.Errorf("the tier's events: %v", seen)
+	})
 }
 
 func tierManagedBy(fields []metav1.ManagedFieldsEntry, manager string) bool {
@@ -581,7 +524,7 @@ func TestTierRBAC(t *testing.T) {
 	if err := c.Delete(ctx, tier); err != nil {
 		t.Fatal(err)
 	}
-	tierWaitGone(t, c, tier)
+	waitGone(t, c, tier)
 	if left := tierVolumes(t, c, "rbac"); len(left) != 1 || left[0].Spec.ClaimRef == nil {
 		t.Errorf("volumes left: %d, want the Bound one", len(left))
 	}
@@ -591,14 +534,6 @@ func TestTierRBAC(t *testing.T) {
 func tierControlPlane(t *testing.T) *operator {
 	t.Helper()
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(testWriter{t})))
-	env, err := controlplane.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(env.Config, client.Options{Scheme: newScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, c := testutil.ControlPlane(t)
 	return &operator{env: env, c: c}
 }

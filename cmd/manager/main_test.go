@@ -4,68 +4,36 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/controlplane"
+	"github.com/strata-dev/strata/internal/testutil"
 )
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // TestManagerStarts runs the real manager against a control plane: it becomes ready, guards its
 // metrics endpoint, and sets conditions on the sample pipeline.
 func TestManagerStarts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env, err := controlplane.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
+	env, c := testutil.ControlPlane(t)
 
-	o := options{metricsAddr: freePort(t), probeAddr: freePort(t), secureMetrics: true, leaderElect: true, leaderNamespace: "default"}
+	o := options{metricsAddr: testutil.FreePort(t), probeAddr: testutil.FreePort(t), secureMetrics: true, leaderElect: true, leaderNamespace: "default"}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, env.Config, o) }()
 
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = v1alpha1.AddToScheme(scheme)
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ns, err := controlplane.CreateSamples(ctx, c, "manager")
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	eventually(t, done, "the manager to be ready", func() error {
-		resp, err := http.Get("http://" + o.probeAddr + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
-	})
+	eventually(t, done, "the manager to be ready", testutil.HTTPReady("http://"+o.probeAddr+"/readyz"))
+
 	eventually(t, done, "the sample pipeline's conditions", func() error {
 		p := &v1alpha1.AnalyticsPipeline{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sensors"}, p); err != nil {
@@ -103,21 +71,15 @@ func TestManagerStarts(t *testing.T) {
 	}
 }
 
-// eventually polls f until it succeeds, failing the test after a minute or when the manager exits.
+// eventually is testutil.Eventually that also fails at once when the manager exits.
 func eventually(t *testing.T, done <-chan error, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	var last error
-	for time.Now().Before(deadline) {
+	testutil.Eventually(t, time.Minute, what, func() error {
 		select {
 		case err := <-done:
 			t.Fatalf("manager exited while waiting for %s: %v", what, err)
 		default:
 		}
-		if last = f(); last == nil {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s: %v", what, last)
+		return f()
+	})
 }

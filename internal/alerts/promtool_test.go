@@ -1,7 +1,6 @@
 package alerts_test
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,26 +10,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/strata-dev/strata/internal/alerts"
+	"github.com/strata-dev/strata/internal/testutil"
 )
-
-// promtool returns the pinned promtool: $PROMTOOL when set (make test sets it), else what
-// `hack/tools.sh path promtool` builds from the Go module proxy on first use.
-func promtool(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("PROMTOOL"); p != "" {
-		return p
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(filepath.Join(root(t), "hack", "tools.sh"), "path", "promtool")
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("promtool is not available: `hack/tools.sh path promtool` failed (%v); it builds promtool from the Go module proxy "+
-			"(github.com/prometheus/prometheus at PROMETHEUS_VERSION in hack/versions.env), or set PROMTOOL to a promtool binary:\n%s",
-			err, stderr.String())
-	}
-	return strings.TrimSpace(string(out))
-}
 
 func run(t *testing.T, name string, args ...string) string {
 	t.Helper()
@@ -46,7 +27,7 @@ func run(t *testing.T, name string, args ...string) string {
 // TestPromtoolCheckRules: promtool accepts the rule files: config's, and the chart's copy when
 // the chart is there.
 func TestPromtoolCheckRules(t *testing.T) {
-	pt := promtool(t)
+	pt := testutil.Tool(t, "promtool", "PROMTOOL")
 	files := []string{"config/prometheus/rules.yaml"}
 	if _, err := os.Stat(filepath.Join(root(t), "charts", "strata", "files", "prometheus-rules.yaml")); err == nil {
 		files = append(files, "charts/strata/files/prometheus-rules.yaml")
@@ -56,7 +37,7 @@ func TestPromtoolCheckRules(t *testing.T) {
 
 // TestPromtoolTestRules runs the rules' unit tests: input series for every alert, firing and not.
 func TestPromtoolTestRules(t *testing.T) {
-	pt := promtool(t)
+	pt := testutil.Tool(t, "promtool", "PROMTOOL")
 	files, err := filepath.Glob(filepath.Join(root(t), "config", "prometheus", "tests", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no promtool tests in config/prometheus/tests: %v", err)

@@ -5,19 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
+// pipeline is the API example in "analytics", its topic "readings", read every 5 s.
 func pipeline() *v1alpha1.AnalyticsPipeline {
-	return &v1alpha1.AnalyticsPipeline{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "analytics", Name: "sensors"},
-		Spec: v1alpha1.AnalyticsPipelineSpec{
-			Kafka:       v1alpha1.KafkaSpec{Topic: v1alpha1.TopicSpec{Name: "readings"}},
-			Autoscaling: &v1alpha1.AutoscalingSpec{Enabled: true, IntervalSeconds: 5},
-		},
-	}
+	return gen.Pipeline(gen.SetName("analytics", "sensors"), gen.SetTopic("readings"),
+		gen.SetAutoscaling(v1alpha1.AutoscalingSpec{Enabled: true, IntervalSeconds: 5}))
 }
 
 func TestDefaultQueriesParseWithThePipelineFilledIn(t *testing.T) {

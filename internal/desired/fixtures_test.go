@@ -6,6 +6,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
 // A test case: a pipeline and a plan written by hand (not by internal/plan), so that these
@@ -26,54 +27,24 @@ func testCases() []testCase {
 
 func q(s string) resource.Quantity { return resource.MustParse(s) }
 
-// splitTiers is docs/api.md's example: Kafka, spill and Elasticsearch on local NVMe, final shuffle
-// data on st1 HDD, three brokers, volumes retained.
+// splitTiers is docs/api.md's example (Kafka, spill and Elasticsearch on local NVMe, final shuffle
+// data on st1 HDD, three brokers) with volumes retained, a service account, arguments and
+// sparkConf the plan must override.
 func splitTiers() Inputs {
-	p := &v1alpha1.AnalyticsPipeline{
-		ObjectMeta: metav1.ObjectMeta{Name: "sensors", Namespace: "analytics",
-			UID: "6f1c2d3e-0000-4000-8000-000000000001"},
-		Spec: v1alpha1.AnalyticsPipelineSpec{
-			Workload: v1alpha1.WorkloadSpec{MessagesPerSecond: 10000, MessageBytes: 9028, Producers: 1},
-			Network: v1alpha1.NetworkSpec{LinkBitsPerSecond: q("1G"), EfficiencyPercent: 90,
-				TargetUtilizationPercent: 80},
-			Kafka: v1alpha1.KafkaSpec{
-				Version:           "4.2.0",
-				ReplicationFactor: 2,
-				Brokers:           v1alpha1.Range{Min: 2, Max: 6},
-				Storage:           v1alpha1.StorageRef{Tier: "nvme-local", Size: q("200Gi")},
-				RackTopologyKey:   "kubernetes.io/hostname",
-				Topic:             v1alpha1.TopicSpec{Name: "sensor-readings"},
-			},
-			Spark: v1alpha1.SparkSpec{
-				Image:                        "registry.example/sensor-job:1.0",
-				MainApplicationFile:          "local:///opt/app/job.jar",
-				MainClass:                    "example.SensorJob",
-				SparkVersion:                 "4.0.1",
-				Executors:                    v1alpha1.ExecutorsSpec{Min: 2, Max: 10, Cores: 5},
-				MessagesPerSecondPerExecutor: 4000,
-				Memory: v1alpha1.MemorySpec{Budget: q("16Gi"), OffHeapPercent: 50, PageCachePercent: 25,
-					MinHeap: ptr.To(q("2Gi"))},
-				Shuffle: v1alpha1.ShuffleSpec{SpillTier: "nvme-local", SpillSize: q("20Gi"),
-					DataTier: "hdd-st1", DataSize: ptr.To(q("40Gi"))},
-				ServiceAccountName: "sensor-job",
-				Arguments:          []string{"--checkpoint", "/checkpoints/sensors"},
-				SparkConf: map[string]string{
-					"spark.sql.shuffle.partitions":    "40",
-					"spark.executor.memory":           "2g", // the plan's heap wins
-					"spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
-					"spark.dynamicAllocation.enabled": "true", // the plan's executor count wins
-				},
-			},
-			Elasticsearch: v1alpha1.ElasticsearchSpec{
-				Version:                  "8.19.0",
-				DataNodes:                v1alpha1.Range{Min: 2, Max: 6},
-				MasterNodes:              3,
-				MessagesPerSecondPerNode: 8000,
-				Storage:                  v1alpha1.StorageRef{Tier: "nvme-local", Size: q("500Gi")},
-			},
-			VolumeReclaimPolicy: "Retain",
-		},
-	}
+	p := gen.Pipeline(gen.SetName("analytics", "sensors"), gen.SetUID("6f1c2d3e-0000-4000-8000-000000000001"),
+		gen.SetTopic("sensor-readings"), gen.SetElasticsearchSize("500Gi"),
+		gen.SetSpec(func(s *v1alpha1.AnalyticsPipelineSpec) {
+			s.Spark.ServiceAccountName = "sensor-job"
+			s.Spark.Arguments = []string{"--checkpoint", "/checkpoints/sensors"}
+			s.Spark.SparkConf = map[string]string{
+				"spark.sql.shuffle.partitions":    "40",
+				"spark.executor.memory":           "2g", // the plan's heap wins
+				"spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+				"spark.dynamicAllocation.enabled": "true", // the plan's executor count wins
+			}
+			s.Elasticsearch.MasterNodes = 3
+			s.VolumeReclaimPolicy = "Retain"
+		}))
 	plan := v1alpha1.Plan{
 		Brokers: 3, ReplicationFactor: 2, MinInSyncReplicas: 2, Partitions: 20,
 		Executors: 4, ExecutorCores: 5, ElasticsearchDataNodes: 2, Shards: 2,

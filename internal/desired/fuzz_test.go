@@ -15,6 +15,7 @@ import (
 	"github.com/strata-dev/strata/internal/controlplane"
 	"github.com/strata-dev/strata/internal/plan"
 	"github.com/strata-dev/strata/internal/schema"
+	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
 // FuzzBuild: for any pipeline that Strata's admission and the planner accept, every builder
@@ -78,15 +79,7 @@ func FuzzBuild(f *testing.F) {
 }
 
 func fuzzTiers() []v1alpha1.StorageTier {
-	nvme := v1alpha1.StorageTier{}
-	nvme.Name = "nvme-local"
-	nvme.Spec = v1alpha1.StorageTierSpec{Medium: v1alpha1.MediumNVMe, StorageClassName: "strata-nvme-local",
-		ReadBytesPerSecond: q("800M"), WriteBytesPerSecond: q("700M"), MonthlyPricePerGiB: "0.216"}
-	hdd := v1alpha1.StorageTier{}
-	hdd.Name = "hdd-st1"
-	hdd.Spec = v1alpha1.StorageTierSpec{Medium: v1alpha1.MediumHDD, StorageClassName: "st1",
-		ReadBytesPerSecond: q("500M"), WriteBytesPerSecond: q("500M"), MonthlyPricePerGiB: "0.054"}
-	return []v1alpha1.StorageTier{nvme, hdd}
+	return []v1alpha1.StorageTier{gen.NVMeTier(), gen.HDDTier(gen.SetStorageClass("st1"))}
 }
 
 var (

@@ -2,20 +2,17 @@ package desired
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/strata-dev/strata/internal/testutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // goldenName is the file holding one object of a test case.
 func goldenName(tc string, u *unstructured.Unstructured) string {
@@ -27,76 +24,17 @@ func goldenName(tc string, u *unstructured.Unstructured) string {
 func TestGolden(t *testing.T) {
 	for _, tc := range testCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			want := map[string]bool{}
+			files := map[string][]byte{}
 			for _, u := range All(tc.in) {
-				name := goldenName(tc.name, u)
-				want[name] = true
 				got, err := yaml.Marshal(u.Object)
 				if err != nil {
 					t.Fatal(err)
 				}
-				path := filepath.Join("testdata", name)
-				if *update {
-					if err := os.MkdirAll("testdata", 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				old, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run `go test ./internal/desired -update` to create it)", err)
-				}
-				if !bytes.Equal(old, got) {
-					t.Errorf("%s differs from the built object (run with -update if the change is "+
-						"intended):\n%s", path, lineDiff(string(old), string(got)))
-				}
+				files[filepath.Join("testdata", goldenName(tc.name, u))] = got
 			}
-			stale, _ := filepath.Glob(filepath.Join("testdata", tc.name+".*.golden.yaml"))
-			for _, path := range stale {
-				if want[filepath.Base(path)] {
-					continue
-				}
-				if *update {
-					_ = os.Remove(path)
-				} else {
-					t.Errorf("%s is no longer built: remove it (or run with -update)", path)
-				}
-			}
+			testutil.GoldenSet(t, filepath.Join("testdata", tc.name+".*.golden.yaml"), files)
 		})
 	}
-}
-
-// lineDiff lists the lines only in want (-) or only in got (+), in order; enough to see what
-// changed in a golden file.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	count := func(lines []string) map[string]int {
-		m := map[string]int{}
-		for _, l := range lines {
-			m[l]++
-		}
-		return m
-	}
-	wc, gc := count(w), count(g)
-	var out []string
-	for _, l := range w {
-		if gc[l] == 0 {
-			out = append(out, "- "+l)
-		} else {
-			gc[l]--
-		}
-	}
-	for _, l := range g {
-		if wc[l] == 0 {
-			out = append(out, "+ "+l)
-		} else {
-			wc[l]--
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 // TestDeterministic builds everything twice from separately built inputs: the objects must be

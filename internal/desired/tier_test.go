@@ -1,8 +1,6 @@
 package desired
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -17,25 +15,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/testutil"
+	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
 // tierLocal is the sample nvme-local tier with two paths.
 func tierLocal() *v1alpha1.StorageTier {
-	return &v1alpha1.StorageTier{
-		ObjectMeta: metav1.ObjectMeta{Name: "nvme-local", UID: "6f1c2d3e-0000-4000-8000-00000000000a"},
-		Spec: v1alpha1.StorageTierSpec{
-			Medium:              v1alpha1.MediumNVMe,
-			StorageClassName:    "strata-nvme-local",
-			ReadBytesPerSecond:  q("800M"),
-			WriteBytesPerSecond: q("700M"),
-			MonthlyPricePerGiB:  "0.216",
-			Local: &v1alpha1.LocalStorage{
-				NodeSelector:    metav1.LabelSelector{MatchLabels: map[string]string{"strata.dev/nvme": "true"}},
-				Paths:           []string{"/mnt/nvme1", "/mnt/nvme0"},
-				CapacityPerPath: q("400Gi"),
-			},
-		},
-	}
+	t := gen.NVMeTier(gen.SetTierUID("6f1c2d3e-0000-4000-8000-00000000000a"),
+		gen.SetLocal(map[string]string{"strata.dev/nvme": "true"}, "400Gi", "/mnt/nvme1", "/mnt/nvme0"))
+	return &t
 }
 
 func tierNode(name string, labels map[string]string) corev1.Node {
@@ -88,45 +76,20 @@ func tierGoldenCases(t *testing.T) map[string][]client.Object {
 func TestTierGolden(t *testing.T) {
 	for tc, objs := range tierGoldenCases(t) {
 		t.Run(tc, func(t *testing.T) {
-			want := map[string]bool{}
+			files := map[string][]byte{}
 			for _, o := range objs {
 				gvk := o.GetObjectKind().GroupVersionKind()
 				name := tc + "." + strings.ToLower(gvk.Kind) + "-" + o.GetName() + ".golden.yaml"
 				if len(name) > 255 {
 					name = tc + "." + strings.ToLower(gvk.Kind) + "-" + tierHash(16, o.GetName()) + ".golden.yaml"
 				}
-				want[name] = true
 				got, err := yaml.Marshal(o)
 				if err != nil {
 					t.Fatal(err)
 				}
-				path := filepath.Join("testdata", name)
-				if *update {
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				old, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run `go test ./internal/desired -update` to create it)", err)
-				}
-				if !bytes.Equal(old, got) {
-					t.Errorf("%s differs from the built object (run with -update if the change is intended):\n%s",
-						path, lineDiff(string(old), string(got)))
-				}
+				files[filepath.Join("testdata", name)] = got
 			}
-			stale, _ := filepath.Glob(filepath.Join("testdata", tc+".*.golden.yaml"))
-			for _, path := range stale {
-				if want[filepath.Base(path)] {
-					continue
-				}
-				if *update {
-					_ = os.Remove(path)
-				} else {
-					t.Errorf("%s is no longer built: remove it (or run with -update)", path)
-				}
-			}
+			testutil.GoldenSet(t, filepath.Join("testdata", tc+".*.golden.yaml"), files)
 		})
 	}
 }

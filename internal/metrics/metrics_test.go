@@ -13,19 +13,15 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/autoscale"
+	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
+// pipeline is the API example, autoscaled and planned as the operator would have.
 func pipeline(ns, name string) *v1alpha1.AnalyticsPipeline {
-	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	p.Spec.Workload = v1alpha1.WorkloadSpec{MessagesPerSecond: 10000, MessageBytes: 9028}
-	p.Spec.Kafka.Brokers = v1alpha1.Range{Min: 2, Max: 6}
-	p.Spec.Spark.Executors = v1alpha1.ExecutorsSpec{Min: 2, Max: 10}
-	p.Spec.Elasticsearch.DataNodes = v1alpha1.Range{Min: 2, Max: 6}
-	p.Spec.Autoscaling = &v1alpha1.AutoscalingSpec{Enabled: true}
-	p.Status.Conditions = []metav1.Condition{
-		{Type: v1alpha1.ConditionPlanValid, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonPlanned},
-		{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonProgressing},
-	}
+	p := gen.Pipeline(gen.SetName(ns, name), gen.SetAutoscaling(v1alpha1.AutoscalingSpec{Enabled: true}), gen.SetConditions(
+		metav1.Condition{Type: v1alpha1.ConditionPlanValid, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonPlanned},
+		metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonProgressing},
+	))
 	p.Status.Plan = &v1alpha1.Plan{
 		Brokers: 3, Executors: 4, ElasticsearchDataNodes: 2,
 		LinkUsableBytesPerSecond: 112500000, LinkPlannedBytesPerSecond: 90000000,

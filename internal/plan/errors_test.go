@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/plan"
+	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
 // TestInvalidInput feeds Compute what admission would reject: each must come back as a
@@ -141,7 +142,7 @@ func TestInvalidInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.field, func(t *testing.T) {
-			in, tiers := apiExample(), apiTiers()
+			in, tiers := gen.Pipeline(gen.SetProducers(2)), gen.APITiers()
 			c.edit(in, tiers)
 			_, err := plan.Compute(in, tiers)
 			var fe *plan.FieldError
@@ -162,8 +163,8 @@ func TestInvalidInput(t *testing.T) {
 }
 
 func TestMissingTier(t *testing.T) {
-	in := apiExample()
-	_, err := plan.Compute(in, apiTiers()[:1]) // no hdd-st1
+	in := gen.Pipeline(gen.SetProducers(2))
+	_, err := plan.Compute(in, gen.APITiers()[:1]) // no hdd-st1
 	var missing *plan.MissingTierError
 	if !errors.As(err, &missing) {
 		t.Fatalf("err = %v, want a MissingTierError", err)
@@ -181,7 +182,7 @@ func TestMissingTier(t *testing.T) {
 }
 
 func TestInvalidSpecWinsOverMissingTier(t *testing.T) {
-	in := apiExample()
+	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Workload.MessageBytes = 0
 	_, err := plan.Compute(in, nil)
 	if plan.IsMissingTier(err) {

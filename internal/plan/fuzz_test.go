@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/plan"
+	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
 // The fuzz targets throw arbitrary numbers and quantity strings at Compute. Whatever comes in,
@@ -44,7 +45,7 @@ func FuzzCompute(f *testing.F) {
 		budget, minHeap string, pageCache, offHeap int32,
 		nodesMin, nodesMax int32, perNode int64, partitions, shards int32, price string,
 	) {
-		in := apiExample()
+		in := gen.Pipeline(gen.SetProducers(2))
 		s := &in.Spec
 		s.Workload = v1alpha1.WorkloadSpec{MessagesPerSecond: mps, MessageBytes: bytes, ConsumerMessagesPerSecond: consumer, Producers: producers}
 		s.Network = v1alpha1.NetworkSpec{LinkBitsPerSecond: quantity(link), EfficiencyPercent: efficiency, TargetUtilizationPercent: target}
@@ -59,7 +60,7 @@ func FuzzCompute(f *testing.F) {
 		s.Elasticsearch.DataNodes = v1alpha1.Range{Min: nodesMin, Max: nodesMax}
 		s.Elasticsearch.MessagesPerSecondPerNode = perNode
 		s.Elasticsearch.Shards = shards
-		tiers := apiTiers()
+		tiers := gen.APITiers()
 		tiers[0].Spec.WriteBytesPerSecond = quantity(logWrite)
 		tiers[1].Spec.MonthlyPricePerGiB = price
 
@@ -105,7 +106,7 @@ func FuzzMemory(f *testing.F) {
 }
 
 func BenchmarkCompute(b *testing.B) {
-	in, tiers := apiExample(), apiTiers()
+	in, tiers := gen.Pipeline(gen.SetProducers(2)), gen.APITiers()
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := plan.Compute(in, tiers); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/plan"
+	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
 const mib = 1 << 20
@@ -40,7 +41,7 @@ func stageCap(t *testing.T, p v1alpha1.Plan, name string) int64 {
 // (maxMessagesPerSecond 16000, bottleneck None) hold with two producers, which change nothing
 // else. TestAPIExampleOneProducer pins the one-producer plan.
 func TestAPIExample(t *testing.T) {
-	p := mustCompute(t, apiExample(), apiTiers())
+	p := mustCompute(t, gen.Pipeline(gen.SetProducers(2)), gen.APITiers())
 	ints := []struct {
 		name      string
 		got, want int64
@@ -81,9 +82,9 @@ func TestAPIExample(t *testing.T) {
 }
 
 func TestAPIExampleOneProducer(t *testing.T) {
-	in := apiExample()
+	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Workload.Producers = 1
-	p := mustCompute(t, in, apiTiers())
+	p := mustCompute(t, in, gen.APITiers())
 	if got := stageCap(t, p, v1alpha1.StageProducerNetwork); got != 12461 {
 		t.Errorf("ProducerNetwork = %d, want 12461", got)
 	}
@@ -102,7 +103,7 @@ func TestAPIExampleOneProducer(t *testing.T) {
 // to each other on 1 Gbit/s, Spark reading at 20,746 records/s. Spark and Elasticsearch get
 // enough capacity that Kafka is what is being measured.
 func measured(brokers int32) *v1alpha1.AnalyticsPipeline {
-	p := apiExample()
+	p := gen.Pipeline(gen.SetProducers(2))
 	p.Spec.Workload = v1alpha1.WorkloadSpec{
 		MessagesPerSecond: 10112, MessageBytes: 9028, ConsumerMessagesPerSecond: 20746, Producers: 1,
 	}
@@ -119,7 +120,7 @@ func TestDesignBrokerLinkIsTheBottleneck(t *testing.T) {
 			t.Errorf("%s = %.1f MiB/s, want %.0f ± 1", what, got, wantMiB)
 		}
 	}
-	two := mustCompute(t, measured(2), apiTiers())
+	two := mustCompute(t, measured(2), gen.APITiers())
 	within(t, "received per broker", two.BrokerReceiveBytesPerSecond, 87)
 	within(t, "sent per broker", two.BrokerSendBytesPerSecond, 133)
 	if two.BrokerSendBytesPerSecond <= two.LinkUsableBytesPerSecond {
@@ -135,7 +136,7 @@ func TestDesignBrokerLinkIsTheBottleneck(t *testing.T) {
 		t.Errorf("unsatisfied %q does not explain the broker limit", two.Unsatisfied)
 	}
 
-	three := mustCompute(t, measured(3), apiTiers())
+	three := mustCompute(t, measured(3), gen.APITiers())
 	if three.BrokerSendBytesPerSecond >= three.LinkUsableBytesPerSecond {
 		t.Errorf("with 3 brokers each sends %d, want under the usable link %d", three.BrokerSendBytesPerSecond, three.LinkUsableBytesPerSecond)
 	}
@@ -148,9 +149,9 @@ func TestDesignBrokerLinkIsTheBottleneck(t *testing.T) {
 // HDD while spill stays on NVMe, costs half of all-NVMe; all-HDD costs a quarter.
 func TestDesignSplitTiers(t *testing.T) {
 	sparkCost := func(spill, data string) *big.Rat {
-		in := apiExample()
+		in := gen.Pipeline(gen.SetProducers(2))
 		in.Spec.Spark.Shuffle = v1alpha1.ShuffleSpec{SpillTier: spill, SpillSize: q("100Gi"), DataTier: data, DataSize: qp("200Gi")}
-		p := mustCompute(t, in, apiTiers())
+		p := mustCompute(t, in, gen.APITiers())
 		sum := new(big.Rat)
 		rows := 0
 		for _, s := range p.Storage {
@@ -181,20 +182,20 @@ func TestDesignSplitTiers(t *testing.T) {
 }
 
 func TestSingleTierCost(t *testing.T) {
-	p := mustCompute(t, apiExample(), apiTiers())
-	// 200Gi×3 + 20Gi×4 + 40Gi×4 + 500Gi×2 = 1840 GiB at 0.216 (NVMe is the fastest tier).
-	if p.SingleTierMonthlyStorageCost != "397.44" {
-		t.Errorf("single tier = %s, want 397.44", p.SingleTierMonthlyStorageCost)
+	p := mustCompute(t, gen.Pipeline(gen.SetProducers(2)), gen.APITiers())
+	// 200Gi×3 + 20Gi×4 + 40Gi×4 + 400Gi×2 = 1640 GiB at 0.216 (NVMe is the fastest tier).
+	if p.SingleTierMonthlyStorageCost != "354.24" {
+		t.Errorf("single tier = %s, want 354.24", p.SingleTierMonthlyStorageCost)
 	}
-	// 129.60 + 17.28 + 8.64 + 216.00
-	if p.MonthlyStorageCost != "371.52" {
-		t.Errorf("total = %s, want 371.52", p.MonthlyStorageCost)
+	// 129.60 + 17.28 + 8.64 + 172.80
+	if p.MonthlyStorageCost != "328.32" {
+		t.Errorf("total = %s, want 328.32", p.MonthlyStorageCost)
 	}
 }
 
 func TestMoneyRoundsHalfUp(t *testing.T) {
-	in := apiExample()
-	tiers := apiTiers()
+	in := gen.Pipeline(gen.SetProducers(2))
+	tiers := gen.APITiers()
 	tiers[1].Spec.MonthlyPricePerGiB = "0.000125" // 40Gi × 4 × 0.000125 = 0.02; 1Gi × 4 → 0.0005
 	in.Spec.Spark.Shuffle.DataSize = qp("1Gi")
 	in.Spec.Spark.Executors = v1alpha1.ExecutorsSpec{Min: 4, Max: 4, Cores: 5}
@@ -228,17 +229,17 @@ func TestDesignMemory(t *testing.T) {
 		{"1Gi", "500Mi", 0, 0},
 	}
 	for _, c := range cases {
-		in := apiExample()
+		in := gen.Pipeline(gen.SetProducers(2))
 		in.Spec.Spark.Memory = v1alpha1.MemorySpec{Budget: q(c.budget), MinHeap: qp(c.minHeap), PageCachePercent: c.pageCache, OffHeapPercent: c.off}
-		p := mustCompute(t, in, apiTiers())
+		p := mustCompute(t, in, gen.APITiers())
 		checkMemory(t, in.Spec.Spark.Memory, p.ExecutorMemory)
 	}
 }
 
 func TestMemoryTooSmall(t *testing.T) {
-	in := apiExample()
+	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Spark.Memory.MinHeap = qp("12Gi")
-	_, err := plan.Compute(in, apiTiers())
+	_, err := plan.Compute(in, gen.APITiers())
 	var fe *plan.FieldError
 	if !errors.As(err, &fe) || fe.Field != "spec.spark.memory.minHeap" {
 		t.Fatalf("err = %v, want a FieldError on spec.spark.memory.minHeap", err)
@@ -249,7 +250,7 @@ func TestMemoryTooSmall(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
-	in := apiExample()
+	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Workload.Producers = 0
 	in.Spec.Network.EfficiencyPercent = 0
 	in.Spec.Network.TargetUtilizationPercent = 0
@@ -270,7 +271,7 @@ func TestDefaults(t *testing.T) {
 	if in.Spec.Spark.Memory.MinHeap != nil || in.Spec.Workload.Producers != 0 {
 		t.Error("Defaults modified its argument")
 	}
-	p := mustCompute(t, in, apiTiers())
+	p := mustCompute(t, in, gen.APITiers())
 	if p.ReplicationFactor != 3 || p.MinInSyncReplicas != 2 || p.ExecutorCores != 1 || p.Partitions != p.Executors {
 		t.Errorf("plan ignores defaults: %+v", p)
 	}
@@ -284,8 +285,8 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestComputeDoesNotModifyItsInput(t *testing.T) {
-	in := apiExample()
-	tiers := apiTiers()
+	in := gen.Pipeline(gen.SetProducers(2))
+	tiers := gen.APITiers()
 	before, beforeTiers := in.DeepCopy(), []v1alpha1.StorageTier{*tiers[0].DeepCopy(), *tiers[1].DeepCopy()}
 	mustCompute(t, in, tiers)
 	if !equalJSON(t, before, in) || !equalJSON(t, beforeTiers, tiers) {
@@ -294,10 +295,10 @@ func TestComputeDoesNotModifyItsInput(t *testing.T) {
 }
 
 func TestFixedPartitionsAndShardsAreKept(t *testing.T) {
-	in := apiExample()
+	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Kafka.Topic.Partitions = 7
 	in.Spec.Elasticsearch.Shards = 5
-	p := mustCompute(t, in, apiTiers())
+	p := mustCompute(t, in, gen.APITiers())
 	if p.Partitions != 7 || p.Shards != 5 {
 		t.Errorf("partitions %d shards %d, want 7 and 5", p.Partitions, p.Shards)
 	}
@@ -329,7 +330,7 @@ func TestUnsatisfied(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			in, tiers := apiExample(), apiTiers()
+			in, tiers := gen.Pipeline(gen.SetProducers(2)), gen.APITiers()
 			c.edit(in, tiers)
 			p := mustCompute(t, in, tiers)
 			if p.Bottleneck != c.bottleneck {

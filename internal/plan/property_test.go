@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/plan"
+	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
 // Property tests: hand-rolled generators with fixed seeds, so a failure reproduces exactly.
@@ -32,7 +33,7 @@ func rangeOf(rng *rand.Rand, hi int32) v1alpha1.Range {
 
 // randomPipeline returns a pipeline admission would accept.
 func randomPipeline(rng *rand.Rand) *v1alpha1.AnalyticsPipeline {
-	p := apiExample()
+	p := gen.Pipeline(gen.SetProducers(2))
 	s := &p.Spec
 	s.Workload = v1alpha1.WorkloadSpec{
 		MessagesPerSecond: logUniform(rng, 1, 1_000_000_000),
@@ -76,7 +77,7 @@ func TestPropertyPlansKeepTheirInvariants(t *testing.T) {
 	planned := 0
 	for i := 0; i < 3000; i++ {
 		in := randomPipeline(rng)
-		p, err := plan.Compute(in, apiTiers())
+		p, err := plan.Compute(in, gen.APITiers())
 		if err != nil {
 			var fe *plan.FieldError
 			if !errors.As(err, &fe) || (fe.Field != "spec.spark.memory.minHeap" && fe.Field != "spec.spark.memory") {
@@ -99,15 +100,15 @@ func TestPropertyMoreIngestNeverPlansLess(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	for i := 0; i < 2000; i++ {
 		in := randomPipeline(rng)
-		in.Spec.Spark.Memory = apiExample().Spec.Spark.Memory
+		in.Spec.Spark.Memory = gen.Pipeline(gen.SetProducers(2)).Spec.Spark.Memory
 		more := in.DeepCopy()
 		more.Spec.Workload.MessagesPerSecond = min(1_000_000_000, in.Spec.Workload.MessagesPerSecond+logUniform(rng, 1, 100_000_000))
 		if in.Spec.Workload.ConsumerMessagesPerSecond != 0 {
 			more.Spec.Workload.ConsumerMessagesPerSecond = max(in.Spec.Workload.ConsumerMessagesPerSecond, more.Spec.Workload.MessagesPerSecond)
 			in.Spec.Workload.ConsumerMessagesPerSecond = max(in.Spec.Workload.ConsumerMessagesPerSecond, in.Spec.Workload.MessagesPerSecond)
 		}
-		a := mustCompute(t, in, apiTiers())
-		b := mustCompute(t, more, apiTiers())
+		a := mustCompute(t, in, gen.APITiers())
+		b := mustCompute(t, more, gen.APITiers())
 		if b.Brokers < a.Brokers || b.Executors < a.Executors || b.ElasticsearchDataNodes < a.ElasticsearchDataNodes {
 			t.Fatalf("%d → %d msgs/s planned brokers %d → %d, executors %d → %d, data nodes %d → %d",
 				in.Spec.Workload.MessagesPerSecond, more.Spec.Workload.MessagesPerSecond,
@@ -180,8 +181,8 @@ func admissionHeapOf(m v1alpha1.MemorySpec) int64 {
 }
 
 func computeMemory(m v1alpha1.MemorySpec) (v1alpha1.ExecutorMemory, error) {
-	in := apiExample()
+	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Spark.Memory = m
-	p, err := plan.Compute(in, apiTiers())
+	p, err := plan.Compute(in, gen.APITiers())
 	return p.ExecutorMemory, err
 }

@@ -13,20 +13,16 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/plan"
+	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
 // realTiers are the samples' tiers with the real constraints: a local NVMe tier of 400Gi disks
 // and an st1 tier with AWS's minimum size and per-TiB throughput.
 func realTiers(localVolumes int32) []v1alpha1.StorageTier {
-	nvme := tier("nvme-local", v1alpha1.MediumNVMe, "800M", "700M", "0.216")
-	nvme.Spec.Local = &v1alpha1.LocalStorage{Paths: []string{"/mnt/nvme0"}, CapacityPerPath: q("400Gi")}
-	nvme.Status.ObservedGeneration = 1
-	nvme.Status.PersistentVolumes = localVolumes
-	st1 := tier("hdd-st1", v1alpha1.MediumHDD, "500M", "500M", "0.054")
-	minSize := q("125Gi")
-	st1.Spec.MinVolumeSize = &minSize
-	st1.Spec.ThroughputPerTiB = &v1alpha1.ThroughputPerTiB{ReadBytesPerSecond: q("40M"), WriteBytesPerSecond: q("40M")}
-	return []v1alpha1.StorageTier{nvme, st1}
+	return []v1alpha1.StorageTier{
+		gen.NVMeTier(gen.SetLocal(nil, "400Gi", "/mnt/nvme0"), func(t *v1alpha1.StorageTier) { t.Generation = 1 }, gen.SetVolumes(localVolumes)),
+		gen.HDDTier(gen.SetMinVolumeSize("125Gi"), gen.SetThroughputPerTiB("40M", "40M")),
+	}
 }
 
 func role(p v1alpha1.Plan, name string) v1alpha1.StoragePlacement {
@@ -39,7 +35,7 @@ func role(p v1alpha1.Plan, name string) v1alpha1.StoragePlacement {
 }
 
 func TestClaimLargerThanLocalDiskIsInvalid(t *testing.T) {
-	in := apiExample()
+	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Elasticsearch.Storage.Size = q("500Gi")
 	_, err := plan.Compute(in, realTiers(100))
 	var fe *plan.FieldError
@@ -49,7 +45,7 @@ func TestClaimLargerThanLocalDiskIsInvalid(t *testing.T) {
 }
 
 func TestLocalVolumesCountedAndPricedWhole(t *testing.T) {
-	in := apiExample()
+	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Elasticsearch.Storage.Size = q("300Gi")
 	p := mustCompute(t, in, realTiers(1))
 	if !strings.Contains(p.StorageUnsatisfied, `StorageTier "nvme-local" has 1 local volumes`) {
@@ -72,7 +68,7 @@ func TestLocalVolumesCountedAndPricedWhole(t *testing.T) {
 }
 
 func TestMinVolumeSizeAndScaledThroughput(t *testing.T) {
-	in := apiExample()
+	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Spark.Shuffle.DataTier = "hdd-st1"
 	in.Spec.Spark.Shuffle.DataSize = ptrQ("40Gi")
 	in.Spec.Kafka.Storage = v1alpha1.StorageRef{Tier: "hdd-st1", Size: q("125Gi")}
@@ -97,14 +93,14 @@ func TestMinVolumeSizeAndScaledThroughput(t *testing.T) {
 }
 
 func TestKafkaRetentionThatDoesNotFit(t *testing.T) {
-	in := apiExample()
+	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Kafka.Retention = &metav1.Duration{Duration: 10000 * time.Hour}
-	p := mustCompute(t, in, apiTiers())
+	p := mustCompute(t, in, gen.APITiers())
 	if !strings.Contains(p.StorageUnsatisfied, "spec.kafka.retention") || !strings.Contains(p.StorageUnsatisfied, "hours fit") {
 		t.Fatalf("storageUnsatisfied %q", p.StorageUnsatisfied)
 	}
 	in.Spec.Kafka.Retention = &metav1.Duration{Duration: 10 * time.Minute}
-	p = mustCompute(t, in, apiTiers())
+	p = mustCompute(t, in, gen.APITiers())
 	if p.StorageUnsatisfied != "" || p.Retention.KafkaRetentionMs != 600000 || role(p, v1alpha1.RoleKafkaLog).RetentionSeconds != 600 {
 		t.Fatalf("10m retention: %q, %+v", p.StorageUnsatisfied, p.Retention)
 	}
@@ -166,7 +162,7 @@ func TestPropertyRetainedDataFits(t *testing.T) {
 func ptrQ(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
 
 func TestMetadataVolumesOffTheLocalDisks(t *testing.T) {
-	in := apiExample()
+	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Elasticsearch.Storage.Size = q("300Gi")
 	p := mustCompute(t, in, realTiers(100))
 	if len(p.MetadataVolumes) != 2 {

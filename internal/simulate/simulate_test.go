@@ -3,21 +3,17 @@ package simulate
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/plan"
+	"github.com/strata-dev/strata/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 const samples = "../../config/samples"
 
@@ -72,19 +68,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "flash-spike.json.golden")
-	if *update {
-		if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(append(got, '\n'), want) {
-		t.Errorf("result differs from %s; review and rerun with -update:\n%s", golden, firstDiff(string(want), string(got)+"\n"))
-	}
+	testutil.Golden(t, filepath.Join("testdata", "flash-spike.json.golden"), append(got, '\n'))
 	// The JSON's names are a contract.
 	for _, key := range []string{`"resources"`, `"brokers"`, `"executors"`, `"dataNodes"`, `"replicaSeconds"`,
 		`"staticPeakReplicaSeconds"`, `"scaleActions"`, `"reversals"`, `"min"`, `"max"`, `"secondsBelowDemand"`,
@@ -93,16 +77,6 @@ func TestGolden(t *testing.T) {
 			t.Errorf("the JSON has no %s", key)
 		}
 	}
-}
-
-func firstDiff(a, b string) string {
-	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(la) && i < len(lb); i++ {
-		if la[i] != lb[i] {
-			return fmt.Sprintf("line %d: want %s\n got %s", i+1, la[i], lb[i])
-		}
-	}
-	return "lengths differ"
 }
 
 // TestInvariants runs random traces: whatever the load, replicas stay within the spec's bounds
