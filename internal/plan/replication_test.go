@@ -5,6 +5,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/plan"
+	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -29,10 +30,10 @@ func TestMinInSyncReplicas(t *testing.T) {
 		{rf: 5, explicit: ptr(int32(2)), want: 2},
 	}
 	for _, c := range cases {
-		p := apiExample()
+		p := gen.Pipeline(gen.SetProducers(2))
 		p.Spec.Kafka.ReplicationFactor = c.rf
 		p.Spec.Kafka.MinInSyncReplicas = c.explicit
-		got, err := plan.Compute(p, apiTiers())
+		got, err := plan.Compute(p, gen.APITiers())
 		if err != nil {
 			t.Fatalf("rf %d, explicit %v: %v", c.rf, c.explicit, err)
 		}
