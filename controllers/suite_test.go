@@ -59,7 +59,7 @@ func startOperatorWith(t testing.TB, setup []controllers.Option, opts ...control
 	env, c := testutil.ControlPlane(t, opts...)
 	o := &operator{env: env, c: c, writes: &atomic.Int64{}, pipelineGets: &atomic.Int64{}, setup: setup}
 	o.startManager(t)
-	t.Cleanup(o.stopManager) // before the control plane's cleanup: cleanups run last first
+	t.Cleanup(func() { o.stopManager() }) // the manager running then, before the control plane stops (cleanups run last first)
 	return o
 }
 
