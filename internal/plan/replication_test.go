@@ -59,10 +59,10 @@ func TestQuorumFixedAtCreation(t *testing.T) {
 		{brokers: 6, running: 3, want: 3},
 	}
 	for _, c := range cases {
-		p := apiExample()
+		p := gen.Pipeline(gen.SetProducers(2))
 		p.Spec.Kafka.ReplicationFactor = 1
 		p.Spec.Kafka.Brokers = v1alpha1.Range{Min: c.brokers, Max: c.brokers}
-		got, err := plan.ComputeRunning(p, apiTiers(), plan.Running{KafkaControllers: c.running})
+		got, err := plan.ComputeRunning(p, gen.APITiers(), plan.Running{KafkaControllers: c.running})
 		if err != nil {
 			t.Fatal(err)
 		}
