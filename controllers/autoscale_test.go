@@ -78,7 +78,13 @@ func updateSpec(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, ch
 
 func brokerReplicas(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline) int64 {
 	t.Helper()
-	pool := child(t, c, desired.KafkaNodePoolGVK, p.Namespace, desired.BrokerPoolName(p))
+	return poolReplicas(t, c, p, desired.BrokerPoolName(p))
+}
+
+// poolReplicas is the spec.replicas of the pipeline's KafkaNodePool name (0 when absent).
+func poolReplicas(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, name string) int64 {
+	t.Helper()
+	pool := child(t, c, desired.KafkaNodePoolGVK, p.Namespace, name)
 	if pool == nil {
 		return 0
 	}

@@ -39,11 +39,7 @@ func setRunningBrokers(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipel
 
 func controllerReplicas(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline) int64 {
 	t.Helper()
-	pool := child(t, c, desired.KafkaNodePoolGVK, p.Namespace, desired.ControllerPoolName(p))
-	if pool == nil {
-		return 0
-	}
-	return nestedInt(pool, "spec", "replicas")
+	return poolReplicas(t, c, p, desired.ControllerPoolName(p))
 }
 
 // planNote waits until the pipeline's current generation is planned, its broker pool asks for
