@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/testutil"
 )
 
 // TestTierNodeLoss binds three volumes of a local tier to claims, then loses two nodes: one
@@ -82,13 +83,12 @@ func TestTierNodeLoss(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, n := range []string{"loss-2", "loss-3"} {
-			deadline := time.Now().Add(time.Minute)
-			for !lossClaimDeleted(t, c, claims[n]) {
-				if time.Now().After(deadline) {
-					t.Fatalf("claim %s (node %s) not deleted", claims[n].Name, n)
+			testutil.Eventually(t, time.Minute, fmt.Sprintf("claim %s (node %s) to be deleted", claims[n].Name, n), func() error {
+				if !lossClaimDeleted(t, c, claims[n]) {
+					return fmt.Errorf("not deleted")
 				}
-				time.Sleep(100 * time.Millisecond)
-			}
+				return nil
+			})
 		}
 		tierWaitEvent(t, c, "loss", "PersistentVolumeClaimDeleted", ns+"/data-1")
 		if lossClaimDeleted(t, c, claims["loss-1"]) {

@@ -122,7 +122,7 @@ func TestTierRecycle(t *testing.T) {
 			t.Errorf("annotations %v: the failures should be cleared", pv.Annotations)
 		}
 		tierWaitEvent(t, c, "recycle", "PersistentVolumeRecycled", pvA)
-		tierWaitGone(t, c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
+		waitGone(t, c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
 		// The PersistentVolume controller makes a volume without a claimRef Available.
 		pv.Status.Phase = corev1.VolumeAvailable
 		if err := c.Status().Update(ctx, pv); err != nil {
