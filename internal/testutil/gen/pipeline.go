@@ -14,7 +14,8 @@ type PipelineOption func(*v1alpha1.AnalyticsPipeline)
 
 // Pipeline is docs/api.md's example pipeline ("sensors" in "default": 10,000 records/s of 9,028
 // bytes from one producer over 1 Gbit/s links; Kafka, spill and Elasticsearch on nvme-local, the
-// final shuffle data on hdd-st1) without autoscaling, changed by opts in order.
+// final shuffle data on hdd-st1) without autoscaling, running the example's job of the user's own
+// (registry.example/sensor-job:1.0) rather than Strata's, changed by opts in order.
 func Pipeline(opts ...PipelineOption) *v1alpha1.AnalyticsPipeline {
 	p := &v1alpha1.AnalyticsPipeline{
 		ObjectMeta: metav1.ObjectMeta{Name: "sensors", Namespace: "default"},
