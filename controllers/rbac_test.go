@@ -15,14 +15,7 @@ import (
 // deletion, which the OwnerReferencesPermissionEnforcement admission plugin allows only to
 // whoever may update the pipelines' finalizers (controllers/rbac.go).
 func TestRoleAllowsBlockingOwnerReferences(t *testing.T) {
-	b, err := os.ReadFile("../config/rbac/role.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var role rbacv1.ClusterRole
-	if err := yaml.Unmarshal(b, &role); err != nil {
-		t.Fatal(err)
-	}
+	role := generatedRole(t)
 	for _, r := range role.Rules {
 		if slices.Contains(r.APIGroups, "strata.dev") && slices.Contains(r.Resources, "analyticspipelines/finalizers") &&
 			slices.Contains(r.Verbs, "update") {
@@ -35,14 +28,7 @@ func TestRoleAllowsBlockingOwnerReferences(t *testing.T) {
 // TestRoleOnlyBindsTheDriverRole: the operator may bind the Spark driver's ClusterRole, by its
 // name, and holds none of the rights it grants (controllers/rbac.go).
 func TestRoleOnlyBindsTheDriverRole(t *testing.T) {
-	b, err := os.ReadFile("../config/rbac/role.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var role rbacv1.ClusterRole
-	if err := yaml.Unmarshal(b, &role); err != nil {
-		t.Fatal(err)
-	}
+	role := generatedRole(t)
 	bind := false
 	for _, r := range role.Rules {
 		if slices.Contains(r.Resources, "clusterroles") {
@@ -61,4 +47,18 @@ func TestRoleOnlyBindsTheDriverRole(t *testing.T) {
 	if !bind {
 		t.Errorf("the generated ClusterRole cannot bind %s", desired.SparkDriverClusterRole)
 	}
+}
+
+// generatedRole is the operator's ClusterRole as make manifests generates it from the markers.
+func generatedRole(t *testing.T) rbacv1.ClusterRole {
+	t.Helper()
+	b, err := os.ReadFile("../config/rbac/role.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.Unmarshal(b, &role); err != nil {
+		t.Fatal(err)
+	}
+	return role
 }
