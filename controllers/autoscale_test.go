@@ -23,7 +23,6 @@ import (
 type fakeSource struct {
 	mu     sync.Mutex
 	values map[autoscale.Signal]float64
-	reads  int
 }
 
 func (f *fakeSource) set(v map[autoscale.Signal]float64) {
@@ -35,7 +34,6 @@ func (f *fakeSource) set(v map[autoscale.Signal]float64) {
 func (f *fakeSource) Read(_ context.Context, queries map[autoscale.Signal]string, now time.Time) (autoscale.Observations, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.reads++
 	obs := autoscale.Observations{Samples: map[autoscale.Signal]autoscale.Sample{}}
 	for s, v := range f.values {
 		if _, asked := queries[s]; asked {
@@ -43,12 +41,6 @@ func (f *fakeSource) Read(_ context.Context, queries map[autoscale.Signal]string
 		}
 	}
 	return obs, nil
-}
-
-func (f *fakeSource) readCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.reads
 }
 
 // enableAutoscaling turns the sample pipeline's autoscaler on with short windows.

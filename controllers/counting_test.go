@@ -10,24 +10,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// countingClient counts the operator's API writes and its reads of pipelines, so that tests can
-// show that a reconcile with nothing changed writes nothing and that an invalid spec is not
-// retried in a loop.
+// countingClient counts the operator's API writes (in all, by kind, and per reconcile in the
+// history) and gives the history what each reconcile reads.
 type countingClient struct {
 	client.Client
 	writes *atomic.Int64
 	// byKind counts writes by "verb kind", to tell what a failing test wrote.
-	byKind        *sync.Map
-	pipelineGets  *atomic.Int64
-	pipelineProbe func(obj client.Object) bool
+	byKind *sync.Map
 	// history gets what each reconcile reads and writes.
 	history *history
 }
 
 func (c countingClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if c.pipelineProbe(obj) {
-		c.pipelineGets.Add(1)
-	}
 	err := c.Client.Get(ctx, key, obj, opts...)
 	c.history.noteRead(ctx, obj, key, err)
 	return err

@@ -33,9 +33,9 @@ func newScheme() *runtime.Scheme { return testutil.Scheme() }
 type operator struct {
 	env *controlplane.Env
 	c   client.Client
-	// writes counts the operator's API writes; pipelineGets its reads of pipelines.
-	writes, pipelineGets *atomic.Int64
-	byKind               *sync.Map
+	// writes counts the operator's API writes.
+	writes *atomic.Int64
+	byKind *sync.Map
 	// stopManager stops the running manager and waits for it.
 	stopManager func()
 	// setup are the options the controllers are set up with.
@@ -57,7 +57,7 @@ func startOperatorWith(t testing.TB, setup []controllers.Option, opts ...control
 	t.Helper()
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(testWriter{t})))
 	env, c := testutil.ControlPlane(t, opts...)
-	o := &operator{env: env, c: c, writes: &atomic.Int64{}, pipelineGets: &atomic.Int64{}, setup: setup}
+	o := &operator{env: env, c: c, writes: &atomic.Int64{}, setup: setup}
 	o.startManager(t)
 	t.Cleanup(func() { o.stopManager() }) // the manager running then, before the control plane stops (cleanups run last first)
 	return o
@@ -67,14 +67,11 @@ func startOperatorWith(t testing.TB, setup []controllers.Option, opts ...control
 func (o *operator) startManager(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	writes, gets, byKind, h := &atomic.Int64{}, &atomic.Int64{}, &sync.Map{}, &history{}
+	writes, byKind, h := &atomic.Int64{}, &sync.Map{}, &history{}
 	mgr, err := ctrl.NewManager(o.env.Config, controllers.ManagerOptions(ctrl.Options{
 		NewClient: func(cfg *rest.Config, opts client.Options) (client.Client, error) {
 			c, err := client.New(cfg, opts)
-			return countingClient{Client: c, writes: writes, byKind: byKind, pipelineGets: gets, history: h, pipelineProbe: func(o client.Object) bool {
-				_, ok := o.(*v1alpha1.AnalyticsPipeline)
-				return ok
-			}}, err
+			return countingClient{Client: c, writes: writes, byKind: byKind, history: h}, err
 		},
 		Scheme:  newScheme(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
@@ -89,7 +86,7 @@ func (o *operator) startManager(t testing.TB) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	o.writes, o.pipelineGets, o.byKind, o.history = writes, gets, byKind, h
+	o.writes, o.byKind, o.history = writes, byKind, h
 	o.stopManager = func() {
 		cancel()
 		if err := <-done; err != nil {
