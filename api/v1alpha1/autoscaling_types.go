@@ -24,6 +24,15 @@ type AutoscalingSpec struct {
 	// +kubebuilder:default=30
 	// +optional
 	IntervalSeconds int32 `json:"intervalSeconds,omitempty"`
+	// scrapeIntervalSeconds is how often Prometheus scrapes the pipeline's metrics (30 s in
+	// kube-prometheus-stack and in the monitors Strata ships). The rate window of the queries,
+	// $range, is four times the longer of this and intervalSeconds: rate() needs two samples in
+	// its window, and a window of four scrapes tolerates a missed one.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:default=30
+	// +optional
+	ScrapeIntervalSeconds int32 `json:"scrapeIntervalSeconds,omitempty"`
 	// scaleDownStabilizationSeconds is how long a lower recommendation must hold before the
 	// autoscaler scales down (Kubernetes' HPA waits 300 s).
 	// +kubebuilder:validation:Minimum=0
@@ -42,8 +51,10 @@ type AutoscalingSpec struct {
 	// queries overrides the PromQL the autoscaler reads each signal with. Empty fields keep the
 	// defaults, written for kube-prometheus-stack (cAdvisor), Strimzi's JMX and Kafka exporters
 	// and the Elasticsearch exporter. A query may use the placeholders $namespace, $pipeline,
-	// $topic, $brokerPods and $executorPods (regular expressions matching the pod names) and
-	// $range (four intervals, as a PromQL duration). Each query is parsed by the operator: a
+	// $topic, $sparkApplication, $brokerPods and $executorPods (regular expressions matching the
+	// pod names) and
+	// $range (four times the longer of intervalSeconds and scrapeIntervalSeconds, as a PromQL
+	// duration). Each query is parsed by the operator: a
 	// query that does not parse stops the autoscaler with reason InvalidQuery, naming the field.
 	// +optional
 	Queries *AutoscalingQueries `json:"queries,omitempty"`
@@ -95,7 +106,9 @@ type AutoscalingQueries struct {
 	// +optional
 	ExecutorPageCacheBytes string `json:"executorPageCacheBytes,omitempty"`
 	// executorFileRefaults: file pages per second the executors read again soon after the
-	// kernel evicted them — the sign that their page cache is too small.
+	// kernel evicted them — the sign that their page cache is too small. cAdvisor exports it
+	// from v0.60 (Kubernetes 1.37+, cgroup v2); without it, disk reads while the page cache is
+	// full stand in.
 	// +kubebuilder:validation:MaxLength=4096
 	// +optional
 	ExecutorFileRefaults string `json:"executorFileRefaults,omitempty"`
@@ -103,11 +116,14 @@ type AutoscalingQueries struct {
 	// +kubebuilder:validation:MaxLength=4096
 	// +optional
 	ExecutorDiskReadBytes string `json:"executorDiskReadBytes,omitempty"`
-	// executorSpillBytes: bytes per second the executors spill to disk, where the job exports it.
+	// executorSpillBytes: bytes per second the executors spill to disk. Spark keeps its spill
+	// counter inside each executor, so the default estimates it: the executors' disk writes
+	// (cAdvisor) less the shuffle bytes Spark reports through the driver.
 	// +kubebuilder:validation:MaxLength=4096
 	// +optional
 	ExecutorSpillBytes string `json:"executorSpillBytes,omitempty"`
-	// elasticsearchIndexingRate: documents per second Elasticsearch indexes.
+	// elasticsearchIndexingRate: documents per second Elasticsearch indexes, every shard copy
+	// counted (the exporter must run with --es.all to see every node).
 	// +kubebuilder:validation:MaxLength=4096
 	// +optional
 	ElasticsearchIndexingRate string `json:"elasticsearchIndexingRate,omitempty"`

@@ -35,8 +35,8 @@ const (
 )
 
 // memory shifts the executors' memory split when its signals agree for long enough. Its signals
-// are optional (not every installation exports refaults or spill): without them the split stays
-// as planned and nothing is reported missing.
+// are optional (not every installation exports refaults or spill): with neither the page cache
+// nor the spill known the split stays as planned, and nothing is reported missing.
 func (r *recommender) memory(cur State) {
 	w := window(r.st, v1alpha1.ResourceMemorySplit)
 	pc, off := cur.PageCachePercent, cur.OffHeapPercent
@@ -44,12 +44,18 @@ func (r *recommender) memory(cur State) {
 	cache, okCache := r.value(ExecutorPageCacheBytes)
 	refaults, okRefaults := r.value(ExecutorFileRefaults)
 	spill, okSpill := r.value(ExecutorSpillBytes)
-	if !okReads || (!okSpill && !(okCache && okRefaults)) {
+	if !okReads || (!okSpill && !okCache) {
 		forget(w)
 		return
 	}
 	reserve := float64(r.pol.Memory.Budget.Value()) * float64(pc) / 100
-	starved := okCache && okRefaults && refaults > refaultsPerSecond && reads > readBytesPerSecond && cache >= cacheFull*reserve
+	// Refaults are the direct sign of a cache too small, but cAdvisor exports them only from
+	// v0.60 (Kubernetes 1.37+, cgroup v2). Without them, disk reads while the cache is full to
+	// its reserve stand in: executors read back shuffle files written moments before, which a
+	// cache large enough would still hold. Without this the split could only ever move toward
+	// off-heap memory.
+	thrashing := !okRefaults || refaults > refaultsPerSecond
+	starved := okCache && thrashing && reads > readBytesPerSecond && cache >= cacheFull*reserve
 	spilling := okSpill && spill > spillBytesPerSecond && spill > reads
 
 	want := pc
@@ -64,8 +70,12 @@ func (r *recommender) memory(cur State) {
 	if cooling, _ := coolingDown(w, r.now, r.cooldown(v1alpha1.ResourceMemorySplit)); cooling {
 		return
 	}
-	what := fmt.Sprintf("executors read %s from disk and refault %.0f pages/s with %s of page cache each (reserve %s), spill %s",
-		rate(reads), refaults, bytes(cache), bytes(reserve), rate(spill))
+	refaulted := fmt.Sprintf("refault %.0f pages/s", refaults)
+	if !okRefaults {
+		refaulted = "refaults unknown"
+	}
+	what := fmt.Sprintf("executors read %s from disk (%s) with %s of page cache each (reserve %s), spill %s",
+		rate(reads), refaulted, bytes(cache), bytes(reserve), rate(spill))
 	if up, full := minUp(w, r.now, r.upSpan()); full && up > pc {
 		r.shift(pc, off, pc+memoryStep, off, "PageCacheStarved", what)
 		return

@@ -286,6 +286,18 @@ func TestRecommendMemorySplit(t *testing.T) {
 	}).changes(); got != "" {
 		t.Errorf("cache not full, but: %s", got)
 	}
+	// Before cAdvisor 0.60 there are no refaults: disk reads with a full cache stand in.
+	if got, want := newRun(pol).series(4, func(int) values {
+		return values{ExecutorDiskReadBytes: 50 << 20, ExecutorPageCacheBytes: reserve}
+	}).changes(), "60s MemorySplit Shift 20->25 PageCacheStarved"; got != want {
+		t.Errorf("no refaults exported: changes %q, want %q", got, want)
+	}
+	// Where refaults are exported and few, the same reads are not starvation.
+	if got := newRun(pol).series(6, func(int) values {
+		return values{ExecutorDiskReadBytes: 50 << 20, ExecutorFileRefaults: 10, ExecutorPageCacheBytes: reserve}
+	}).changes(); got != "" {
+		t.Errorf("few refaults, but: %s", got)
+	}
 	r = newRun(pol).series(12, func(int) values {
 		return values{ExecutorDiskReadBytes: 10 << 20, ExecutorSpillBytes: 100 << 20}
 	})

@@ -44,27 +44,42 @@ func (s Signal) Field() string { return "spec.autoscaling.queries." + string(s) 
 // (its JMX exporter rules, internal/desired/kafkametrics.go, and its Kafka exporter), the Spark
 // job and an Elasticsearch exporter. The Prometheus Operator's PodMonitors and ServiceMonitors
 // label every series with the target's namespace and pod; cAdvisor's are labelled the same.
+// docs/autoscaling.md lists the source of each and what it needs.
 //
-// Network traffic comes from cAdvisor (the pod's whole link, replication and clients alike,
-// which is what saturates); Kafka's own byte counters stand in when cAdvisor's are missing.
-// The topic's lag, its trend and the rates come from the Kafka exporter: the job's consumer
-// group must commit its offsets for them (Spark's Kafka source does not by itself).
+//   - Network traffic comes from cAdvisor (the pod's whole link, replication and clients alike,
+//     which is what saturates); Kafka's own byte counters stand in when cAdvisor's are missing.
+//     Each counter is rated on its own and the rates added: rate() drops __name__, so one
+//     rate() over a {__name__=~"a|b"} selector fails with "vector cannot contain metrics with
+//     the same labelset". A single broker has no replication traffic: that term may be empty.
+//   - The lag, its trend and the rates come from the Kafka exporter, for the job's consumer
+//     group: the pipeline's name, which Strata's ingestion job commits its progress under
+//     (Spark's Kafka source commits nothing by itself).
+//   - Spark counts spilled bytes only inside each executor (TaskMetrics.diskBytesSpilled), and
+//     executors serve no metrics; the drivers' executor endpoint (PrometheusResource) has the
+//     shuffle bytes written but no spill. So spill is what the executors' containers write to
+//     disk (cAdvisor) beyond the shuffle files Spark counts, the estimate the alerts use too
+//     (internal/alerts/promql.go). Without Spark's figures it is all the disk writes.
+//   - File refaults exist only from cAdvisor 0.60 (Kubernetes 1.37+, cgroup v2): the memory
+//     split does without them (see memory.go).
+//   - The Elasticsearch exporter must report every node (--es.all) for the indexing rate to
+//     cover the cluster; its cluster label is the Elasticsearch resource's name.
 var DefaultQueries = map[Signal]string{
 	BrokerTransmitBytes: `sum(rate(container_network_transmit_bytes_total{namespace="$namespace",pod=~"$brokerPods"}[$range]))`,
 	BrokerReceiveBytes:  `sum(rate(container_network_receive_bytes_total{namespace="$namespace",pod=~"$brokerPods"}[$range]))`,
-	KafkaBytesIn: `sum(rate({__name__=~"kafka_server_brokertopicmetrics_(bytesin|replicationbytesin)_total",` +
-		`namespace="$namespace",pod=~"$brokerPods",topic=""}[$range]))`,
-	KafkaBytesOut: `sum(rate({__name__=~"kafka_server_brokertopicmetrics_(bytesout|replicationbytesout)_total",` +
-		`namespace="$namespace",pod=~"$brokerPods",topic=""}[$range]))`,
+	KafkaBytesIn: `sum(rate(kafka_server_brokertopicmetrics_bytesin_total{namespace="$namespace",pod=~"$brokerPods",topic=""}[$range]))` +
+		` + (sum(rate(kafka_server_brokertopicmetrics_replicationbytesin_total{namespace="$namespace",pod=~"$brokerPods",topic=""}[$range])) or vector(0))`,
+	KafkaBytesOut: `sum(rate(kafka_server_brokertopicmetrics_bytesout_total{namespace="$namespace",pod=~"$brokerPods",topic=""}[$range]))` +
+		` + (sum(rate(kafka_server_brokertopicmetrics_replicationbytesout_total{namespace="$namespace",pod=~"$brokerPods",topic=""}[$range])) or vector(0))`,
 	UnderReplicatedPartitions: `sum(kafka_server_replicamanager_underreplicatedpartitions{namespace="$namespace",pod=~"$brokerPods"})`,
-	ConsumerLag:               `sum(kafka_consumergroup_lag{namespace="$namespace",topic="$topic"})`,
-	ConsumerLagTrend:          `sum(deriv(kafka_consumergroup_lag{namespace="$namespace",topic="$topic"}[$range]))`,
-	ProcessingRate:            `sum(rate(kafka_consumergroup_current_offset{namespace="$namespace",topic="$topic"}[$range]))`,
+	ConsumerLag:               `sum(kafka_consumergroup_lag{namespace="$namespace",consumergroup="$pipeline",topic="$topic"})`,
+	ConsumerLagTrend:          `sum(deriv(kafka_consumergroup_lag{namespace="$namespace",consumergroup="$pipeline",topic="$topic"}[$range]))`,
+	ProcessingRate:            `sum(rate(kafka_consumergroup_current_offset{namespace="$namespace",consumergroup="$pipeline",topic="$topic"}[$range]))`,
 	IngestRate:                `sum(rate(kafka_topic_partition_current_offset{namespace="$namespace",topic="$topic"}[$range]))`,
 	ExecutorPageCacheBytes:    `avg(container_memory_cache{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"})`,
 	ExecutorFileRefaults:      `sum(rate(container_memory_workingset_refault_file_total{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"}[$range]))`,
 	ExecutorDiskReadBytes:     `sum(rate(container_fs_reads_bytes_total{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"}[$range]))`,
-	ExecutorSpillBytes:        `sum(rate({__name__=~"metrics_$pipeline_[0-9]+_executor_diskBytesSpilled_(Count|total)",namespace="$namespace"}[$range]))`,
+	ExecutorSpillBytes: `clamp_min(sum(rate(container_fs_writes_bytes_total{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"}[$range]))` +
+		` - (sum(rate(metrics_executor_totalShuffleWrite_bytes_total{namespace="$namespace",application_name="$sparkApplication",executor_id!="driver"}[$range])) or vector(0)), 0)`,
 	ElasticsearchIndexingRate: `sum(rate(elasticsearch_indices_indexing_index_total{namespace="$namespace",cluster="$pipeline"}[$range]))`,
 }
 
@@ -154,6 +169,22 @@ func Interval(a *v1alpha1.AutoscalingSpec) time.Duration {
 	return time.Duration(a.IntervalSeconds) * time.Second
 }
 
+// ScrapeInterval is how often Prometheus scrapes the pipeline's metrics (the API's default when
+// unset).
+func ScrapeInterval(a *v1alpha1.AutoscalingSpec) time.Duration {
+	if a == nil || a.ScrapeIntervalSeconds <= 0 {
+		return 30 * time.Second
+	}
+	return time.Duration(a.ScrapeIntervalSeconds) * time.Second
+}
+
+// Range is the rate window of the queries ($range): four of the longer of the reading and the
+// scrape interval. rate() needs two samples inside its window: four intervals of the autoscaler
+// alone would be 20 s at its 5 s minimum, shorter than one scrape at kube-prometheus-stack's 30 s.
+func Range(a *v1alpha1.AutoscalingSpec) time.Duration {
+	return 4 * max(Interval(a), ScrapeInterval(a))
+}
+
 // Queries returns the pipeline's query for every signal — the override where the spec has one,
 // else the default — with the placeholders filled in, each checked with Prometheus' parser.
 // The first query that does not parse (in signal order) is returned as a *QueryError.
@@ -187,14 +218,14 @@ func Queries(p *v1alpha1.AnalyticsPipeline) (map[Signal]string, error) {
 // placeholders fills in what a query needs to know of the pipeline. Longer names come first, so
 // that no placeholder is a prefix of one replaced before it.
 func placeholders(p *v1alpha1.AnalyticsPipeline) *strings.Replacer {
-	rangeSeconds := int64(4 * Interval(p.Spec.Autoscaling) / time.Second)
 	return strings.NewReplacer(
 		"$executorPods", promRegex(regexp.QuoteMeta(desired.SparkApplicationName(p))+"-.+-exec-[0-9]+"),
+		"$sparkApplication", desired.SparkApplicationName(p),
 		"$brokerPods", promRegex(regexp.QuoteMeta(desired.BrokerPodPrefix(p))+"[0-9]+"),
 		"$namespace", p.Namespace,
 		"$pipeline", p.Name,
 		"$topic", desired.TopicName(p),
-		"$range", fmt.Sprintf("%ds", rangeSeconds),
+		"$range", fmt.Sprintf("%ds", int64(Range(p.Spec.Autoscaling)/time.Second)),
 	)
 }
 
