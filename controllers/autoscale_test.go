@@ -47,7 +47,7 @@ func (f *fakeSource) Read(_ context.Context, queries map[autoscale.Signal]string
 func enableAutoscaling(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, url string) {
 	t.Helper()
 	updateSpec(t, c, p, func() {
-		p.Spec.Autoscaling = &v1alpha1.AutoscalingSpec{Enabled: true, PrometheusURL: url, IntervalSeconds: 5,
+		p.Spec.Autoscaling = &v1alpha1.AutoscalingSpec{Enabled: true, PrometheusURL: url, IntervalSeconds: 5, ScrapeIntervalSeconds: 1,
 			ScaleDownStabilizationSeconds: 20, CooldownSeconds: ptr.To[int32](5)}
 	})
 }
