@@ -81,6 +81,10 @@ func Groups() []Group {
 	}
 }
 
+// PipelineAlerts returns the alerts about a pipeline's own components (every series they fire
+// with carries namespace and pipeline).
+func PipelineAlerts() []Alert { return pipelineAlerts() }
+
 // All returns every alert of every group.
 func All() []Alert {
 	var out []Alert
@@ -200,30 +204,6 @@ func pipelineAlerts() []Alert {
 				"see kubectl describe analyticspipeline for the field or the limit.",
 		},
 	}
-}
-
-// missingSources is one series per (Ready-to-be) pipeline and upstream source without series.
-func missingSources() string {
-	sources := []struct{ name, key, series string }{
-		{"broker network (cAdvisor)", "broker_podset",
-			`label_replace(container_network_transmit_bytes_total{` + brokerPods + `}, "broker_podset", "$1", "pod", "(.+)-[0-9]+")`},
-		{"Kafka exporter", "kafka_cluster",
-			exporter(`kafka_topic_partition_current_offset`)},
-		{"executor (cAdvisor)", "spark_application",
-			fmt.Sprintf(`label_replace(container_memory_cache{%s}, "spark_application", "$1", "pod", %q)`, executorPods, executorPodRegex)},
-		{"Spark executor", "spark_application",
-			`label_replace(metrics_executor_totalShuffleWrite_bytes_total, "spark_application", "$1", "application_name", "(.+)")`},
-		{"Elasticsearch exporter", "elasticsearch_cluster",
-			`label_replace(elasticsearch_thread_pool_rejected_count, "elasticsearch_cluster", "$1", "cluster", "(.+)")`},
-	}
-	var out string
-	for i, src := range sources {
-		if i > 0 {
-			out += " or "
-		}
-		out += fmt.Sprintf(`(label_replace(strata_pipeline_info, "source", %q, "", "") unless on (namespace, %s) %s)`, src.name, src.key, src.series)
-	}
-	return out
 }
 
 func storageAlerts() []Alert {

@@ -2,10 +2,10 @@ package autoscale
 
 import (
 	"errors"
-	"strings"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 

@@ -1,6 +1,6 @@
 // Package cli is the strata command line: `strata plan` shows, without a cluster, the plan the
 // operator would apply for a pipeline and why; `strata simulate` replays a load trace through it
-// and the autoscaler. It lives apart from cmd/strata so that its
+// and the autoscaler; `strata queries` prints the PromQL run for it. It lives apart from cmd/strata so that its
 // behaviour — output, messages, exit codes — is tested in-process.
 package cli
 
@@ -27,12 +27,14 @@ const usage = `strata shows what the Strata operator would do, without a cluster
 Usage:
   strata plan -f FILE [-f FILE ...] [-o table|json]
   strata simulate -f FILE [-f FILE ...] --trace FILE [-o table|json] [--plot out.svg]
+  strata queries -f FILE [-f FILE ...] [-o table|json] [-n NS]
 
 Commands:
   plan      plan an AnalyticsPipeline on the StorageTiers it names
   simulate  replay a load trace through the plan and the autoscaler
+  queries   print the PromQL the autoscaler and the alerts run for a pipeline
 
-Run 'strata plan -h' or 'strata simulate -h' for details.
+Run 'strata <command> -h' for details.
 `
 
 // Main runs the command line and returns the process's exit code.
@@ -46,6 +48,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return runPlan(ctx, args[1:], stdin, stdout, stderr)
 	case "simulate":
 		return runSimulate(ctx, args[1:], stdin, stdout, stderr)
+	case "queries":
+		return runQueries(ctx, args[1:], stdin, stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK
