@@ -53,7 +53,12 @@ func (s Signal) Field() string { return "spec.autoscaling.queries." + string(s) 
 //     the same labelset". A single broker has no replication traffic: that term may be empty.
 //   - The lag, its trend and the rates come from the Kafka exporter, for the job's consumer
 //     group: the pipeline's name, which Strata's ingestion job commits its progress under
-//     (Spark's Kafka source commits nothing by itself).
+//     (Spark's Kafka source commits nothing by itself). Strimzi 1.2.0 runs kafka_exporter 1.9.0
+//     (docker-images/kafka-based/kafka/Dockerfile, KAFKA_EXPORTER_VERSION), whose series are
+//     kafka_consumergroup_lag and kafka_consumergroup_current_offset{consumergroup, topic,
+//     partition} and kafka_topic_partition_current_offset{topic, partition} (danielqsj/
+//     kafka_exporter v1.9.0, kafka_exporter.go, namespace "kafka"). The module proxy does not
+//     serve it, so the lab cannot run it: these names are checked against that source only.
 //   - Spark counts spilled bytes only inside each executor (TaskMetrics.diskBytesSpilled), and
 //     executors serve no metrics; the drivers' executor endpoint (PrometheusResource) has the
 //     shuffle bytes written but no spill. So spill is what the executors' containers write to
