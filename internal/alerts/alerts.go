@@ -120,6 +120,18 @@ func pipelineAlerts() []Alert {
 				"of its usable link, above the pipeline's target utilization: replication and consumers fall behind.",
 		},
 		{
+			Name:     "StrataKafkaUnderReplicatedPartitions",
+			Severity: "warning",
+			Expr:     fmt.Sprintf(`(%s) > 0`, s.BrokerGauge("kafka_server_replicamanager_underreplicatedpartitions")),
+			// A rolling restart leaves partitions under-replicated for the minutes a broker takes
+			// to catch up (Strimzi rolls one broker at a time and waits for it); longer is a
+			// broker down or a link too slow for replication.
+			For:     10 * time.Minute,
+			Summary: "Partitions of the pipeline's Kafka have fewer in-sync replicas than replicas.",
+			Description: "Pipeline " + pipelineRef + " has {{ $value }} under-replicated partitions: a broker is down or " +
+				"its followers cannot keep up. One more broker failure can make them unavailable or lose acknowledged records.",
+		},
+		{
 			Name:     "StrataConsumerLagGrowing",
 			Severity: "warning",
 			Expr: fmt.Sprintf(`((%s) / on (namespace, pipeline) group_left () strata_pipeline_workload_messages_per_second > %d) `+

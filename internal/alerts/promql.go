@@ -80,6 +80,12 @@ func (s Scope) KafkaBrokerJMXBytes(counter string) string {
 		counter, brokerPods, Window), "broker_podset")
 }
 
+// BrokerGauge is a broker JMX gauge summed per pipeline, labelled namespace and pipeline.
+func (s Scope) BrokerGauge(metric string) string {
+	return fmt.Sprintf(`sum by (namespace, pipeline) (%s)`, s.join(fmt.Sprintf(
+		`label_replace(sum by (namespace, pod) (%s{%s}), "broker_podset", "$1", "pod", "(.+)-[0-9]+")`, metric, brokerPods), "broker_podset"))
+}
+
 // exporter adds kafka_cluster, from the Kafka exporter's pod name, to expr.
 func exporter(expr string) string {
 	return fmt.Sprintf(`label_replace(%s, "kafka_cluster", "$1", "pod", %q)`, expr, exporterPodRegex)
