@@ -1,8 +1,11 @@
 package netlab
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,7 +32,10 @@ type HostSpec struct {
 // Lab is a set of hosts on one bridge.
 type Lab struct {
 	Hosts map[string]*Host
-	hub   string
+	// Hub is the namespace of the bridge itself, at the subnet's first address: a process run
+	// there (Prometheus) reaches every host, unshaped, and the test reaches it through
+	// Hub.HTTPClient.
+	Hub *Host
 }
 
 // Host is one network namespace with one interface, eth0, on the lab's bridge.
@@ -61,7 +68,8 @@ func New(t testing.TB, hosts ...HostSpec) *Lab {
 		t.Fatalf("netlab: %d hosts, at most 200 fit the lab's subnet", len(hosts))
 	}
 	id := fmt.Sprintf("s%d-%d", os.Getpid()%100000, labs.Add(1))
-	l := &Lab{Hosts: map[string]*Host{}, hub: "strata-" + id + "-hub"}
+	l := &Lab{Hosts: map[string]*Host{}, Hub: &Host{Name: "hub", NS: "strata-" + id + "-hub", IP: subnet + ".1"}}
+	hub := l.Hub.NS
 	var made []string
 	t.Cleanup(func() {
 		for i := len(made) - 1; i >= 0; i-- {
@@ -75,10 +83,12 @@ func New(t testing.TB, hosts ...HostSpec) *Lab {
 			t.Fatalf("netlab: %v", err)
 		}
 	}
-	must(ip("netns", "add", l.hub))
-	made = append(made, l.hub)
-	must(ip("-n", l.hub, "link", "add", "br0", "type", "bridge"))
-	must(ip("-n", l.hub, "link", "set", "br0", "up"))
+	must(ip("netns", "add", hub))
+	made = append(made, hub)
+	must(ip("-n", hub, "link", "add", "br0", "type", "bridge"))
+	must(ip("-n", hub, "addr", "add", l.Hub.IP+"/24", "dev", "br0"))
+	must(ip("-n", hub, "link", "set", "br0", "up"))
+	must(ip("-n", hub, "link", "set", "lo", "up"))
 	for i, spec := range hosts {
 		if _, dup := l.Hosts[spec.Name]; dup || spec.Name == "" {
 			t.Fatalf("netlab: host name %q empty or given twice", spec.Name)
@@ -94,17 +104,17 @@ func New(t testing.TB, hosts ...HostSpec) *Lab {
 		if len(inner) > 15 {
 			inner = "vtmp"
 		}
-		must(ip("link", "add", inner, "netns", h.NS, "type", "veth", "peer", "name", outer, "netns", l.hub))
+		must(ip("link", "add", inner, "netns", h.NS, "type", "veth", "peer", "name", outer, "netns", hub))
 		must(ip("-n", h.NS, "link", "set", inner, "name", "eth0"))
 		must(ip("-n", h.NS, "addr", "add", h.IP+"/24", "dev", "eth0"))
 		must(ip("-n", h.NS, "link", "set", "eth0", "up"))
 		must(ip("-n", h.NS, "link", "set", "lo", "up"))
-		must(ip("-n", l.hub, "link", "set", outer, "master", "br0"))
-		must(ip("-n", l.hub, "link", "set", outer, "up"))
+		must(ip("-n", hub, "link", "set", outer, "master", "br0"))
+		must(ip("-n", hub, "link", "set", outer, "up"))
 		// What leaves the host's eth0 is what it sends; what leaves the hub's end toward it is
 		// what it receives. tbf shapes only egress, so each direction is shaped where it leaves.
 		must(shape(h.NS, "eth0", spec.Link.SendBytesPerSecond))
-		must(shape(l.hub, outer, spec.Link.ReceiveBytesPerSecond))
+		must(shape(hub, outer, spec.Link.ReceiveBytesPerSecond))
 		l.Hosts[spec.Name] = h
 	}
 	return l
@@ -157,6 +167,20 @@ func (h *Host) Do(fn func() error) error {
 		errc <- fn()
 	}()
 	return <-errc
+}
+
+// HTTPClient is a client whose connections are opened inside the host's namespace, for the test
+// to reach a server that listens there.
+func (h *Host) HTTPClient() *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (c net.Conn, err error) {
+			err = h.Do(func() error {
+				c, err = (&net.Dialer{}).DialContext(ctx, network, addr)
+				return err
+			})
+			return c, err
+		},
+	}}
 }
 
 // Counters are the bytes the host's interface received and sent since it was made.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,7 +94,30 @@ func TestShapedLinks(t *testing.T) {
 		t.Errorf("the sender's counter grew by %d bytes, want about %d", sent, 2*rate)
 	}
 	if out, err := free.Command("ip", "-br", "addr", "show", "dev", "eth0").CombinedOutput(); err != nil ||
-		len(out) == 0 {
-		t.Errorf("a command inside the namespace: %v %s", err, out)
+		!strings.Contains(string(out), free.IP) {
+		t.Errorf("a command inside the namespace sees %q (%v), want its address %s", out, err, free.IP)
+	}
+
+	// The hub reaches every host: a server in one, asked through the hub's client.
+	var l net.Listener
+	if err := free.Do(func() (err error) { l, err = net.Listen("tcp", free.IP+":0"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello") }),
+		ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	defer srv.Close()
+	resp, err := lab.Hub.HTTPClient().Get("http://" + l.Addr().String())
+	if err != nil {
+		t.Fatalf("the hub cannot reach %s: %v", free.Name, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if string(body) != "hello" {
+		t.Errorf("through the hub: %q", body)
+	}
+	// The root namespace does not: the lab's addresses exist only inside it.
+	if _, err := (&http.Client{Timeout: time.Second}).Get("http://" + l.Addr().String()); err == nil {
+		t.Errorf("%s is reachable from outside the lab", l.Addr())
 	}
 }
