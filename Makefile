@@ -88,6 +88,11 @@ test: ## Run all tests: unit tests and envtest tests against a real kube-apiserv
 e2e: ## Run the end-to-end suite on a new kind cluster (needs docker and the internet; see README).
 	HELM="$$($(TOOLS) path helm)" KIND="$$($(TOOLS) path kind)" $(GO) test -tags e2e -count=1 -timeout 90m -v ./e2e/...
 
+.PHONY: lab
+lab: ## Run the lab (docs/lab.md): real Kafka, JMX exporter and Prometheus; print every generated query's result.
+	HELM="$$($(TOOLS) path helm)" STRATA_PROMETHEUS="$$($(TOOLS) path prometheus)" \
+		$(GO) test -count=1 -timeout 30m -v -run 'TestLab' ./internal/lab/
+
 .PHONY: bench
 bench: ## Run the benchmarks: the planner's, and N pipelines against a real control plane.
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...

@@ -1,0 +1,136 @@
+package lab
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/internal/testutil"
+)
+
+// Chart is what the lab takes from the Helm chart (charts/strata) rendered with its
+// ServiceMonitor enabled: the ServiceMonitor, and the metrics Service and the operator pod it
+// selects, so that the operator's series get the labels they get in a cluster.
+type Chart struct {
+	Monitor Monitor
+	// Pod is the operator's pod (its Address left to fill): the Deployment's pod labels, the
+	// container serving the Service's target port, the Service.
+	Pod Pod
+}
+
+// RenderChart renders charts/strata as release name in namespace (helm template, the pinned Helm:
+// $HELM or hack/tools.sh's build).
+func RenderChart(t testing.TB, release, namespace string) Chart {
+	t.Helper()
+	helm := testutil.Tool(t, "helm", "HELM")
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(helm, "template", release, filepath.Join(testutil.Root(), "charts", "strata"),
+		"--namespace", namespace, "--set", "serviceMonitor.enabled=true")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helm template: %v\n%s", err, stderr.String())
+	}
+	c, err := parseChart(stdout.Bytes(), namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+type object struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Spec struct {
+		Selector map[string]any `json:"selector"`
+		Ports    []struct {
+			Name       string `json:"name"`
+			TargetPort any    `json:"targetPort"`
+		} `json:"ports"`
+		Template struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+			Spec struct {
+				Containers []struct {
+					Name  string `json:"name"`
+					Ports []struct {
+						Name string `json:"name"`
+					} `json:"ports"`
+				} `json:"containers"`
+			} `json:"spec"`
+		} `json:"template"`
+	} `json:"spec"`
+}
+
+func parseChart(manifest []byte, namespace string) (Chart, error) {
+	var c Chart
+	monitors, err := ParseMonitors(manifest, namespace)
+	if err != nil {
+		return c, err
+	}
+	if len(monitors) != 1 || len(monitors[0].Spec.Endpoints) != 1 {
+		return c, fmt.Errorf("the chart renders %d monitors, want one ServiceMonitor with one endpoint", len(monitors))
+	}
+	c.Monitor = monitors[0]
+	var objs []object
+	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(manifest), -1) {
+		var o object
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+			return c, err
+		}
+		objs = append(objs, o)
+	}
+	port := c.Monitor.Spec.Endpoints[0].Port
+	for _, svc := range objs {
+		if svc.Kind != "Service" || !matches(c.Monitor.Spec.Selector.MatchLabels, svc.Metadata.Labels) {
+			continue
+		}
+		for _, sp := range svc.Spec.Ports {
+			if sp.Name != port {
+				continue
+			}
+			for _, d := range objs {
+				if d.Kind != "Deployment" || !selects(svc.Spec.Selector, d.Spec.Template.Metadata.Labels) {
+					continue
+				}
+				for _, ctr := range d.Spec.Template.Spec.Containers {
+					for _, cp := range ctr.Ports {
+						if cp.Name == fmt.Sprint(sp.TargetPort) {
+							c.Pod = Pod{Namespace: namespace, Name: d.Metadata.Name + "-5d4c7b9f8-lab00", Labels: d.Spec.Template.Metadata.Labels,
+								Container: ctr.Name, PortName: cp.Name,
+								Service: &Service{Name: svc.Metadata.Name, Labels: svc.Metadata.Labels, PortName: sp.Name}}
+							return c, nil
+						}
+					}
+				}
+			}
+		}
+	}
+	return c, fmt.Errorf("no Service with port %q selected by the ServiceMonitor selects a Deployment's container port", port)
+}
+
+func matches(want, have map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func selects(selector map[string]any, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != fmt.Sprint(v) {
+			return false
+		}
+	}
+	return len(selector) > 0
+}

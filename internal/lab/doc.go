@@ -1,0 +1,19 @@
+// Package lab starts the real pieces of a pipeline's data plane on this machine, for the tests
+// that check Strata's generated PromQL against real metrics (issue 14, docs/lab.md):
+//
+//   - Kafka brokers (KRaft, Kafka 4.3.1 as Strimzi 1.2.0 runs) with the Prometheus JMX exporter's
+//     collector (1.6.0, what Strimzi's image ships) loaded with exactly the rules Strata
+//     generates (internal/desired's Kafka metrics ConfigMap), from the launcher jvm/lab builds;
+//   - a producer writing a fixed byte rate with acks=all;
+//   - the operator's metrics endpoint (internal/metrics) serving a pipeline planned by
+//     internal/plan;
+//   - a real Prometheus (the pinned bin/prometheus) whose scrape configuration is generated from
+//     Strata's PodMonitors (config/prometheus/upstream-monitors.yaml) and the chart's
+//     ServiceMonitor (helm template charts/strata), relabelled as the Prometheus Operator does,
+//     so every series carries the labels it carries in a cluster; the alert rules are the ones
+//     `make observability` generates.
+//
+// Every process is a "pod" to the scrape configuration: a file_sd target with the
+// __meta_kubernetes_* labels Kubernetes service discovery would give it. The helpers are for tests
+// (they take a testing.TB and stop what they start in its Cleanup).
+package lab

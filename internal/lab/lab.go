@@ -1,0 +1,162 @@
+package lab
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/alerts"
+	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/plan"
+	"github.com/strata-dev/strata/internal/testutil"
+	"github.com/strata-dev/strata/internal/testutil/gen"
+)
+
+// Options size the lab.
+type Options struct {
+	// Brokers is the Kafka nodes to start (the pipeline's broker count: spec.kafka.brokers is
+	// pinned to it so the plan names it too).
+	Brokers int
+	// ReplicationFactor is spec.kafka.replicationFactor.
+	ReplicationFactor int32
+	// Workload is spec.workload: records per second and bytes each; the producer writes
+	// MessagesPerSecond × MessageBytes bytes per second.
+	MessagesPerSecond, MessageBytes int64
+	// ScrapeInterval replaces the monitors' intervals and is Prometheus' evaluation interval;
+	// the pipeline's autoscaling interval is set to it (so the autoscaler's $range is four scrapes).
+	ScrapeInterval time.Duration
+}
+
+// Namespaces of the lab's pipeline, of the monitors and of the operator (the alerts' defaults).
+const (
+	PipelineNamespace = "lab"
+	MonitorNamespace  = "monitoring"
+)
+
+// Lab is a running lab.
+type Lab struct {
+	Pipeline   *v1alpha1.AnalyticsPipeline
+	Kafka      *Kafka
+	Prometheus *Prometheus
+	Operator   *Operator
+	Producer   *process
+	Monitors   []Monitor
+
+	dir  string
+	mu   sync.Mutex
+	pods []Pod
+}
+
+// Pipeline is the lab's pipeline, planned by internal/plan on the API example's tiers, Ready as
+// the operator reports it once its children run.
+func Pipeline(o Options) (*v1alpha1.AnalyticsPipeline, error) {
+	interval := int32(o.ScrapeInterval / time.Second)
+	p := gen.Pipeline(gen.SetName(PipelineNamespace, "lab"), gen.SetTopic("lab-events"),
+		gen.SetWorkload(o.MessagesPerSecond, o.MessageBytes),
+		gen.SetBrokers(int32(o.Brokers), int32(o.Brokers)),
+		gen.SetSpec(func(s *v1alpha1.AnalyticsPipelineSpec) { s.Kafka.ReplicationFactor = o.ReplicationFactor }),
+		gen.SetAutoscaling(v1alpha1.AutoscalingSpec{Enabled: true, IntervalSeconds: interval}),
+		gen.SetConditions(
+			metav1.Condition{Type: v1alpha1.ConditionPlanValid, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonPlanned},
+			metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Ready"}))
+	pl, err := plan.Compute(p, gen.APITiers())
+	if err != nil {
+		return nil, err
+	}
+	if int(pl.Brokers) != o.Brokers {
+		return nil, fmt.Errorf("the plan names %d brokers, the lab runs %d", pl.Brokers, o.Brokers)
+	}
+	p.Status.Plan = &pl
+	return p, nil
+}
+
+// Start runs the lab: the operator's metrics endpoint, Prometheus with the generated scrape
+// configuration and alert rules, the Kafka cluster and the producer. It returns once every
+// process serves its metrics (scraping takes a few more intervals).
+func Start(t testing.TB, o Options) *Lab {
+	t.Helper()
+	p, err := Pipeline(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Lab{Pipeline: p, dir: t.TempDir()}
+
+	upstream, err := os.ReadFile(filepath.Join(testutil.Root(), "config", "prometheus", "upstream-monitors.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Monitors, err = ParseMonitors(upstream, MonitorNamespace); err != nil {
+		t.Fatal(err)
+	}
+	chart := RenderChart(t, "strata", alerts.DefaultNamespace)
+	l.Monitors = append(l.Monitors, chart.Monitor)
+
+	rules, err := alerts.RuleGroups(alerts.Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rulesFile := filepath.Join(l.dir, "rules.yaml")
+	if err := os.WriteFile(rulesFile, rules, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l.Prometheus = StartPrometheus(t, l.dir, l.Monitors, o.ScrapeInterval, rulesFile)
+
+	l.Operator = ServeOperatorMetrics(t, p)
+	op := chart.Pod
+	op.Address = l.Operator.Address
+	l.AddPod(t, op)
+
+	kafka := desired.KafkaName(p)
+	rulesText := kafkaRules(t, p)
+	l.Kafka = StartKafka(t, l.dir, desired.BrokerPodPrefix(p), o.Brokers, rulesText)
+	for _, b := range l.Kafka.Brokers {
+		// The labels Strimzi 1.2.0 gives a node pool's pods (the PodMonitor selects on
+		// strimzi.io/kind and copies every strimzi.io/* label), its container and metrics port.
+		l.AddPod(t, Pod{Namespace: p.Namespace, Name: b.Pod, Container: "kafka", PortName: "tcp-prometheus",
+			Address: fmt.Sprintf("127.0.0.1:%d", b.MetricsPort),
+			Labels: map[string]string{
+				"strimzi.io/kind": "Kafka", "strimzi.io/cluster": kafka, "strimzi.io/name": kafka + "-kafka",
+				"strimzi.io/pool-name": desired.BrokerPoolName(p), "strimzi.io/broker-role": "true",
+				"strimzi.io/component-type": "kafka",
+			}})
+	}
+	pl := p.Status.Plan
+	l.Producer = l.Kafka.Produce(t, l.dir, desired.TopicName(p), int(pl.Partitions), int(pl.ReplicationFactor),
+		o.MessagesPerSecond*o.MessageBytes, int(o.MessageBytes))
+	return l
+}
+
+// AddPod makes a process a scrape target of every monitor that selects it.
+func (l *Lab) AddPod(t testing.TB, p Pod) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pods = append(l.pods, p)
+	for i, m := range l.Monitors {
+		if err := writeTargets(targetsFile(l.dir, i), m, l.pods); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// kafkaRules is the JMX exporter configuration of the Kafka metrics ConfigMap Strata builds for p.
+func kafkaRules(t testing.TB, p *v1alpha1.AnalyticsPipeline) string {
+	t.Helper()
+	cm := desired.KafkaMetricsConfigMap(desired.Inputs{Pipeline: p, Plan: *p.Status.Plan})
+	switch data := cm.Object["data"].(type) {
+	case map[string]string:
+		return data[desired.KafkaMetricsConfigKey]
+	case map[string]any:
+		if s, ok := data[desired.KafkaMetricsConfigKey].(string); ok {
+			return s
+		}
+	}
+	t.Fatalf("the Kafka metrics ConfigMap has no %s", desired.KafkaMetricsConfigKey)
+	return ""
+}

@@ -1,0 +1,113 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// process is one lab process, its output in a log file the test prints when it fails.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+// start runs cmd, logging to dir/name.log, and stops it when the test ends.
+func start(t testing.TB, dir, name string, cmd *exec.Cmd) *process {
+	t.Helper()
+	p := &process{name: name, cmd: cmd, log: filepath.Join(dir, name+".log"), done: make(chan struct{})}
+	f, err := os.Create(p.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		t.Fatalf("%s: %v", name, err)
+	}
+	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
+	t.Cleanup(func() {
+		// The test is over: no grace period to wait out.
+		if p.Running() {
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			if b, err := os.ReadFile(p.log); err == nil {
+				t.Logf("%s log (last 4 KiB):\n%s", name, tail(b, 4096))
+			}
+		}
+	})
+	return p
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+// Running says whether the process has not exited.
+func (p *process) Running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Stop ends the process as the kubelet ends a container: SIGTERM, then SIGKILL after a grace
+// period (30 s, the pods' default).
+func (p *process) Stop() {
+	if !p.Running() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// freePort is a loopback port nothing listens on now.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// waitHTTP waits until url answers 200 or the process exits.
+func waitHTTP(p *process, url string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if !p.Running() {
+			return fmt.Errorf("%s exited (log %s)", p.name, p.log)
+		}
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return errors.New(p.name + ": " + url + " did not answer within " + timeout.String())
+}

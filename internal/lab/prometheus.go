@@ -1,0 +1,155 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/internal/testutil"
+)
+
+// Prometheus is the lab's Prometheus server.
+type Prometheus struct {
+	URL  string
+	proc *process
+}
+
+// StartPrometheus starts the pinned Prometheus ($STRATA_PROMETHEUS, else hack/tools.sh's build)
+// with the scrape configurations of monitors (their targets in file_sd files under dir, which
+// the lab rewrites as processes come and go) and the rule files, evaluated every interval.
+func StartPrometheus(t testing.TB, dir string, monitors []Monitor, interval time.Duration, ruleFiles ...string) *Prometheus {
+	t.Helper()
+	var scrapes []map[string]any
+	for i, m := range monitors {
+		cfgs, err := m.ScrapeConfigs(targetsFile(dir, i), interval.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writeTargets(targetsFile(dir, i), m, nil); err != nil {
+			t.Fatal(err)
+		}
+		scrapes = append(scrapes, cfgs...)
+	}
+	config := map[string]any{
+		"global": map[string]any{
+			"scrape_interval":     interval.String(),
+			"scrape_timeout":      interval.String(),
+			"evaluation_interval": interval.String(),
+		},
+		"rule_files":     ruleFiles,
+		"scrape_configs": scrapes,
+	}
+	b, err := yaml.Marshal(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := testutil.Tool(t, "prometheus", "STRATA_PROMETHEUS")
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	p := &Prometheus{URL: "http://" + addr}
+	p.proc = start(t, dir, "prometheus", exec.Command(bin, "--config.file="+cfgFile,
+		"--storage.tsdb.path="+filepath.Join(dir, "prometheus-data"), "--web.listen-address="+addr,
+		"--storage.tsdb.retention.time=2h", "--log.level=warn"))
+	if err := waitHTTP(p.proc, p.URL+"/-/ready", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func targetsFile(dir string, i int) string {
+	return filepath.Join(dir, fmt.Sprintf("targets-%d.json", i))
+}
+
+// Result is one instant query's answer.
+type Result struct {
+	Series []Sample
+	Err    error // the query's error (bad_data, execution), nil when it ran
+}
+
+// Sample is one series of an instant vector (or a scalar, without labels).
+type Sample struct {
+	Labels map[string]string
+	Value  float64
+}
+
+// Query evaluates q now through the HTTP API (/api/v1/query), as the autoscaler and Grafana do.
+func (p *Prometheus) Query(ctx context.Context, q string) Result {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/api/v1/query?"+url.Values{"query": {q}}.Encode(), nil)
+	if err != nil {
+		return Result{Err: err}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return Result{Err: err}
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status    string `json:"status"`
+		ErrorType string `json:"errorType"`
+		Error     string `json:"error"`
+		Data      struct {
+			ResultType string          `json:"resultType"`
+			Result     json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return Result{Err: fmt.Errorf("HTTP %d: %w", resp.StatusCode, err)}
+	}
+	if body.Status != "success" {
+		return Result{Err: fmt.Errorf("%s: %s", body.ErrorType, body.Error)}
+	}
+	switch body.Data.ResultType {
+	case "vector":
+		var v []struct {
+			Metric map[string]string `json:"metric"`
+			Value  [2]any            `json:"value"`
+		}
+		if err := json.Unmarshal(body.Data.Result, &v); err != nil {
+			return Result{Err: err}
+		}
+		var out Result
+		for _, s := range v {
+			f, _ := strconv.ParseFloat(fmt.Sprint(s.Value[1]), 64)
+			out.Series = append(out.Series, Sample{Labels: s.Metric, Value: f})
+		}
+		return out
+	case "scalar":
+		var s [2]any
+		if err := json.Unmarshal(body.Data.Result, &s); err != nil {
+			return Result{Err: err}
+		}
+		f, _ := strconv.ParseFloat(fmt.Sprint(s[1]), 64)
+		return Result{Series: []Sample{{Value: f}}}
+	default:
+		return Result{Err: fmt.Errorf("result type %s", body.Data.ResultType)}
+	}
+}
+
+// WaitFor polls q every second until ok accepts its result or timeout passes; it returns the
+// last result and whether ok accepted it.
+func (p *Prometheus) WaitFor(ctx context.Context, q string, timeout time.Duration, ok func(Result) bool) (Result, bool) {
+	deadline := time.Now().Add(timeout)
+	for {
+		r := p.Query(ctx, q)
+		if ok(r) {
+			return r, true
+		}
+		if time.Now().After(deadline) {
+			return r, false
+		}
+		time.Sleep(time.Second)
+	}
+}

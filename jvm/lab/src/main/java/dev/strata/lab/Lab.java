@@ -1,0 +1,36 @@
+package dev.strata.lab;
+
+import java.util.Arrays;
+
+/**
+ * The launcher's entry point: {@code broker <server.properties> <cluster id> <metrics port>
+ * <metrics rules>} or {@code produce <bootstrap> <topic> <partitions> <replication factor> <bytes per second> <record bytes>}.
+ * Each mode runs until the process is stopped (the Go side sends SIGTERM, or SIGKILL to stop a
+ * broker the hard way).
+ */
+public final class Lab {
+  private Lab() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args.length == 0) {
+      usage();
+    }
+    String[] rest = Arrays.copyOfRange(args, 1, args.length);
+    switch (args[0]) {
+      case "broker":
+        Broker.main(rest);
+        break;
+      case "produce":
+        Produce.main(rest);
+        break;
+      default:
+        usage();
+    }
+  }
+
+  private static void usage() {
+    System.err.println("usage: broker <server.properties> <cluster id> <metrics port> <metrics rules>");
+    System.err.println("       produce <bootstrap> <topic> <partitions> <replication factor> <bytes per second> <record bytes>");
+    System.exit(2);
+  }
+}
