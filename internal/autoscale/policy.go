@@ -37,6 +37,7 @@ func NewPolicy(p *v1alpha1.AnalyticsPipeline, base v1alpha1.Plan, safety BrokerS
 		DataNodes:                Bounds{Floor: base.ElasticsearchDataNodes, Max: p.Spec.Elasticsearch.DataNodes.Max},
 		SpecPerExecutor:          p.Spec.Spark.MessagesPerSecondPerExecutor,
 		PerDataNode:              p.Spec.Elasticsearch.MessagesPerSecondPerNode,
+		IndexCopies:              plan.IndexCopies(d.Spec.Elasticsearch),
 		Memory:                   d.Spec.Spark.Memory,
 		Safety:                   safety,
 		SparkRunning:             sparkRunning,

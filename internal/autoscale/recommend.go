@@ -34,6 +34,10 @@ type Policy struct {
 	Brokers, Executors, DataNodes Bounds
 	// SpecPerExecutor and PerDataNode are the spec's processing and indexing capacities.
 	SpecPerExecutor, PerDataNode int64
+	// IndexCopies is 1 + spec.elasticsearch.replicas (plan.IndexCopies): every copy of a record
+	// is indexed, so the data nodes' capacity is shared by the copies and the indexing-rate
+	// signal counts each of them. 0 means 1.
+	IndexCopies int32
 	// Memory is the spec's executor memory; the autoscaler shifts its percents.
 	Memory v1alpha1.MemorySpec
 
@@ -303,7 +307,15 @@ func (r *recommender) dataNodeReading() (reading, bool) {
 		return reading{}, false
 	}
 	t := r.pol.TargetUtilizationPercent
-	per := float64(r.pol.PerDataNode)
+	// elasticsearch_indices_indexing_index_total counts the operations of every shard copy,
+	// primaries and replicas (elasticsearch_exporter, collector/nodes.go, exports each node's
+	// nodes-stats indices.indexing.index_total, which counts the operations on every shard copy
+	// the node holds, and the query sums the nodes). In records,
+	// both the rate and a node's capacity are divided by the copies, so that they compare with
+	// the ingest: undivided, a replicated index always looks like it is catching up.
+	copies := float64(max(r.pol.IndexCopies, 1))
+	x /= copies
+	per := float64(r.pol.PerDataNode) / copies
 	up := countFor(x, per*float64(t)/100)
 	ingest, ok1 := r.value(IngestRate)
 	lag, ok2 := r.value(ConsumerLag)
@@ -321,7 +333,7 @@ func (r *recommender) dataNodeReading() (reading, bool) {
 		upReason:   "IndexingSaturated",
 		downReason: "IndexingUnderused",
 	}
-	rd.what = fmt.Sprintf("Elasticsearch indexes %.0f docs/s; %d%% of %d docs/s each takes %d data nodes", x, t, r.pol.PerDataNode, rd.up)
+	rd.what = fmt.Sprintf("Elasticsearch indexes %.0f records/s × %.0f copies; %d%% of %.0f records/s each takes %d data nodes", x, copies, t, per, rd.up)
 	return rd, true
 }
 

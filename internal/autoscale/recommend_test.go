@@ -269,6 +269,57 @@ func TestRecommendDataNodes(t *testing.T) {
 	}
 }
 
+// TestRecommendDataNodesReplicas reads the indexing rate of a replicated index: the signal
+// counts every shard copy, so that a pipeline keeping up at 1 replica indexes twice its ingest
+// and is not catching up.
+func TestRecommendDataNodesReplicas(t *testing.T) {
+	cases := []struct {
+		name   string
+		copies int32 // Policy.IndexCopies
+		start  int32 // the data nodes running
+		series values
+		n      int
+		want   string
+	}{
+		// 14000 records/s × 2 copies on 4 nodes of 8000: 87.5 %, above the 80 % target, and 5
+		// nodes are needed. Taken for a lag draining, the rate held only 4.
+		{"keeping up above the target", 2, 4,
+			values{IngestRate: 14000, ElasticsearchIndexingRate: 28000}, 4,
+			"60s ElasticsearchDataNodes ScaleUp 4->5 IndexingSaturated"},
+		// 10000 records/s × 2 copies on 4 nodes: 62.5 %, within the target and above the down margin.
+		{"keeping up within the target", 2, 4,
+			values{IngestRate: 10000, ElasticsearchIndexingRate: 20000}, 12, ""},
+		// 14000 records/s indexed for 10000 ingested: a lag draining, which may use the headroom.
+		{"catching up", 2, 4,
+			values{IngestRate: 10000, ElasticsearchIndexingRate: 28000}, 4, ""},
+		// Overprovisioned: 5000 records/s × 2 copies need 2 nodes, not 6.
+		{"overprovisioned", 2, 6,
+			values{IngestRate: 5000, ElasticsearchIndexingRate: 10000}, 12,
+			"300s ElasticsearchDataNodes ScaleDown 6->2 IndexingUnderused"},
+		// Without replicas the signal is the record rate (and 0 copies, a policy built by hand, is 1).
+		{"no replica", 1, 2,
+			values{IngestRate: 14000, ElasticsearchIndexingRate: 14000}, 4,
+			"60s ElasticsearchDataNodes ScaleUp 2->3 IndexingSaturated"},
+		{"copies unset", 0, 2,
+			values{IngestRate: 14000, ElasticsearchIndexingRate: 14000}, 4,
+			"60s ElasticsearchDataNodes ScaleUp 2->3 IndexingSaturated"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pol := testPolicy()
+			pol.IndexCopies = tc.copies
+			pol.DataNodes = Bounds{Floor: 1, Max: 6}
+			r := newRun(pol)
+			r.cur.DataNodes = tc.start
+			r.cur.Status = &v1alpha1.AutoscalingStatus{ElasticsearchDataNodes: tc.start}
+			r.series(tc.n, func(int) values { return tc.series })
+			if got := r.changes(); got != tc.want {
+				t.Errorf("changes %q, want %q (%s)", got, tc.want, r.last.Summary)
+			}
+		})
+	}
+}
+
 func TestRecommendMemorySplit(t *testing.T) {
 	pol := testPolicy()
 	pol.SparkRunning = true

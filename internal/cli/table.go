@@ -119,9 +119,9 @@ func writeSizing(t *tableWriter, s v1alpha1.AnalyticsPipelineSpec, pl v1alpha1.P
 		fmt.Sprintf("Spark executors\t%d\t%s\t%d msgs/s at %d%% of %d msgs/s each; each reads %s from Kafka",
 			pl.Executors, bounds(s.Spark.Executors.Min, s.Spark.Executors.Max),
 			s.Workload.MessagesPerSecond, target, s.Spark.MessagesPerSecondPerExecutor, rate(pl.ExecutorReceiveBytesPerSecond)),
-		fmt.Sprintf("ES data nodes\t%d\t%s\t%d msgs/s at %d%% of %d msgs/s each",
+		fmt.Sprintf("ES data nodes\t%d\t%s\t%d msgs/s x %d copies (primary + replicas) at %d%% of %d msgs/s each",
 			pl.ElasticsearchDataNodes, bounds(s.Elasticsearch.DataNodes.Min, s.Elasticsearch.DataNodes.Max),
-			s.Workload.MessagesPerSecond, target, s.Elasticsearch.MessagesPerSecondPerNode),
+			s.Workload.MessagesPerSecond, plan.IndexCopies(s.Elasticsearch), target, s.Elasticsearch.MessagesPerSecondPerNode),
 		fmt.Sprintf("Index shards\t%d\t%s\t%s", pl.Shards, shards, shardsWhy),
 		fmt.Sprintf("Producers\t%d\tspec\teach sends %s", s.Workload.Producers, rate(pl.ProducerSendBytesPerSecond)),
 	)

@@ -70,6 +70,7 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 		dataNodes:   dataNodes,
 		perExecutor: s.Spark.MessagesPerSecondPerExecutor,
 		perDataNode: s.Elasticsearch.MessagesPerSecondPerNode,
+		indexCopies: IndexCopies(s.Elasticsearch),
 	})
 	slowest, neck := bottleneck(ss, w.messagesPerSecond, w.target)
 	// Storage problems are kept apart from throughput ones: the bottleneck names a stage.
@@ -147,6 +148,8 @@ type stageInputs struct {
 	logWrite                                 *big.Rat
 	producers, brokers, executors, dataNodes int32
 	perExecutor, perDataNode                 int64
+	// indexCopies is 1 + spec.elasticsearch.replicas: every copy of a record is indexed.
+	indexCopies int32
 }
 
 // stages returns the capacities in the order data flows through the pipeline; on a tie the
@@ -167,7 +170,9 @@ func stages(in stageInputs) []stage {
 		// Executors read at the consumer rate, which is C/I times the ingest.
 		{v1alpha1.StageSparkNetwork, quo(mul(link.usable, n(in.executors), mps), w.consume)},
 		{v1alpha1.StageSparkProcessing, ratInt(int64(in.executors) * in.perExecutor)},
-		{v1alpha1.StageElasticsearchIndexing, ratInt(int64(in.dataNodes) * in.perDataNode)},
+		// Each record is indexed once per copy (the primary and every replica), and the
+		// copies share the data nodes' indexing capacity.
+		{v1alpha1.StageElasticsearchIndexing, quo(ratInt(int64(in.dataNodes)*in.perDataNode), n(max(in.indexCopies, 1)))},
 	}
 }
 

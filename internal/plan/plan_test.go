@@ -49,8 +49,10 @@ func TestAPIExample(t *testing.T) {
 		{"brokers", int64(p.Brokers), 3},
 		{"partitions", int64(p.Partitions), 20},
 		{"executors", int64(p.Executors), 4},
-		{"elasticsearchDataNodes", int64(p.ElasticsearchDataNodes), 2},
-		{"shards", int64(p.Shards), 2},
+		// 10,000 records/s × 2 copies (spec.elasticsearch.replicas defaults to 1) at 80 % of
+		// 8,000 per node: 3.125, so 4 data nodes, and as many shards.
+		{"elasticsearchDataNodes", int64(p.ElasticsearchDataNodes), 4},
+		{"shards", int64(p.Shards), 4},
 		{"minInSyncReplicas", int64(p.MinInSyncReplicas), 2},
 		{"linkUsableBytesPerSecond", p.LinkUsableBytesPerSecond, 112500000},
 		{"linkPlannedBytesPerSecond", p.LinkPlannedBytesPerSecond, 90000000},
@@ -59,6 +61,8 @@ func TestAPIExample(t *testing.T) {
 		{"brokerDiskWriteBytesPerSecond", p.BrokerDiskWriteBytesPerSecond, 60186666},
 		{"KafkaBrokerNetwork", stageCap(t, p, v1alpha1.StageKafkaBrokerNetwork), 18691},
 		{"SparkProcessing", stageCap(t, p, v1alpha1.StageSparkProcessing), 16000},
+		// 4 nodes × 8,000 shared by 2 copies.
+		{"ElasticsearchIndexing", stageCap(t, p, v1alpha1.StageElasticsearchIndexing), 16000},
 		{"maxMessagesPerSecond", p.MaxMessagesPerSecond, 16000},
 	}
 	for _, c := range ints {
@@ -183,13 +187,14 @@ func TestDesignSplitTiers(t *testing.T) {
 
 func TestSingleTierCost(t *testing.T) {
 	p := mustCompute(t, gen.Pipeline(gen.SetProducers(2)), gen.APITiers())
-	// 200Gi×3 + 20Gi×4 + 40Gi×4 + 400Gi×2 = 1640 GiB at 0.216 (NVMe is the fastest tier).
-	if p.SingleTierMonthlyStorageCost != "354.24" {
-		t.Errorf("single tier = %s, want 354.24", p.SingleTierMonthlyStorageCost)
+	// 200Gi×3 + 20Gi×4 + 40Gi×4 + 400Gi×4 = 2440 GiB at 0.216 (NVMe is the fastest tier); 4
+	// data nodes, as each record is indexed twice (spec.elasticsearch.replicas defaults to 1).
+	if p.SingleTierMonthlyStorageCost != "527.04" {
+		t.Errorf("single tier = %s, want 527.04", p.SingleTierMonthlyStorageCost)
 	}
-	// 129.60 + 17.28 + 8.64 + 172.80
-	if p.MonthlyStorageCost != "328.32" {
-		t.Errorf("total = %s, want 328.32", p.MonthlyStorageCost)
+	// 129.60 + 17.28 + 8.64 + 345.60
+	if p.MonthlyStorageCost != "501.12" {
+		t.Errorf("total = %s, want 501.12", p.MonthlyStorageCost)
 	}
 }
 
@@ -326,7 +331,11 @@ func TestUnsatisfied(t *testing.T) {
 		}, v1alpha1.StageSparkProcessing, []string{"spec.spark.executors.max (3)", "4 executors are needed"}},
 		{"data nodes", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
 			p.Spec.Elasticsearch.MessagesPerSecondPerNode = 1000
-		}, v1alpha1.StageElasticsearchIndexing, []string{"spec.elasticsearch.dataNodes.max (6)", "13 data nodes"}},
+		}, v1alpha1.StageElasticsearchIndexing, []string{"spec.elasticsearch.dataNodes.max (6)", "each 2 times", "25 data nodes"}},
+		{"data nodes without replicas", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
+			p.Spec.Elasticsearch.MessagesPerSecondPerNode = 1000
+			p.Spec.Elasticsearch.Replicas = ptr(int32(0))
+		}, v1alpha1.StageElasticsearchIndexing, []string{"spec.elasticsearch.dataNodes.max (6)", "each 1 times", "13 data nodes"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -200,16 +200,31 @@ func partitions(k v1alpha1.KafkaSpec, executors, cores int32) int32 {
 	return executors * cores
 }
 
+// planDataNodes sizes the data nodes for every copy of every record: a replica shard indexes
+// the document again (in Elasticsearch's data replication model the primary forwards each
+// indexing operation to every replica, which runs it itself: elasticsearch 8.x,
+// docs/reference/docs/data-replication.asciidoc, "Basic write model"), so spec.elasticsearch.messagesPerSecondPerNode is shared by the
+// IndexCopies copies.
 func planDataNodes(w workload, es v1alpha1.ElasticsearchSpec, why *reasons) int32 {
-	need := neededFor(w.messagesPerSecond, es.MessagesPerSecondPerNode, w.target)
+	copies := IndexCopies(es)
+	need := neededFor(w.messagesPerSecond*int64(copies), es.MessagesPerSecondPerNode, w.target)
 	count, ok := fitCount(need, es.DataNodes.Min, es.DataNodes.Max)
 	if !ok {
-		why.add("no data node count up to spec.elasticsearch.dataNodes.max (%d) indexes %d msgs/s at %d%% of "+
-			"spec.elasticsearch.messagesPerSecondPerNode (%d): %s data nodes are needed. Raise "+
-			"spec.elasticsearch.dataNodes.max or make each node faster",
-			es.DataNodes.Max, w.messagesPerSecond, w.target, es.MessagesPerSecondPerNode, countString(need))
+		why.add("no data node count up to spec.elasticsearch.dataNodes.max (%d) indexes %d msgs/s, each %d times "+
+			"(1 + spec.elasticsearch.replicas) at %d%% of spec.elasticsearch.messagesPerSecondPerNode (%d): %s data "+
+			"nodes are needed. Raise spec.elasticsearch.dataNodes.max or make each node faster",
+			es.DataNodes.Max, w.messagesPerSecond, copies, w.target, es.MessagesPerSecondPerNode, countString(need))
 	}
 	return count
+}
+
+// IndexCopies is how many times each record is indexed: the primary and every replica
+// (spec.elasticsearch.replicas, default 1).
+func IndexCopies(es v1alpha1.ElasticsearchSpec) int32 {
+	if es.Replicas == nil {
+		return 1 + defaultElasticsearchReplicas
+	}
+	return 1 + max(*es.Replicas, 0)
 }
 
 // shards follows the data node count unless the spec fixes it, so that every data node indexes

@@ -333,7 +333,8 @@ func (s *sim) observe(t int, at time.Time) autoscale.Observations {
 		autoscale.ProcessingRate:            sample(processed),
 		autoscale.ConsumerLag:               sample(s.lag),
 		autoscale.ConsumerLagTrend:          sample((s.lag - lagThen) / float64(max(rng, 1))),
-		autoscale.ElasticsearchIndexingRate: sample(processed),
+		// Every shard copy indexes the record, and the indexing counter counts each.
+		autoscale.ElasticsearchIndexingRate: sample(processed * float64(plan.IndexCopies(s.p.Spec.Elasticsearch))),
 	}
 	return autoscale.Observations{Samples: samples}
 }
