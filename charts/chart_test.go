@@ -255,7 +255,8 @@ func TestRenderDefaults(t *testing.T) {
 	want := []string{
 		"ClusterRole/strata-manager", "ClusterRole/strata-metrics-reader", "ClusterRole/strata-spark-driver",
 		"ClusterRoleBinding/strata-manager",
-		"Deployment/strata", "Role/strata-leader-election", "RoleBinding/strata-leader-election",
+		"Deployment/strata", "Role/strata-leader-election", "Role/strata-volume-cleanup",
+		"RoleBinding/strata-leader-election", "RoleBinding/strata-volume-cleanup",
 		"Secret/strata-metrics-tls", "Service/strata-metrics", "ServiceAccount/strata",
 	}
 	if got := kinds(objs); !reflect.DeepEqual(got, want) {
@@ -266,7 +267,8 @@ func TestRenderDefaults(t *testing.T) {
 	d := find(objs, "Deployment", fullname)
 	checkArgs(t, d, []string{"--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443", "--zap-log-level=info",
 		"--volume-cleanup-namespace=" + namespace, "--ingest-image=ghcr.io/strata-dev/strata-ingest:0.1.0"},
-		[]string{"--watch-namespaces", "--allow-user-service-accounts"})
+		// The cleanup pods' image and timeout are the manager's defaults unless set.
+		[]string{"--watch-namespaces", "--allow-user-service-accounts", "--volume-cleanup-image", "--volume-cleanup-timeout"})
 	checkSparkDriverRole(t, objs)
 	if img := container(t, d)["image"]; img != "ghcr.io/strata-dev/strata:0.1.0" {
 		t.Errorf("image %v, want the chart's appVersion as tag", img)
@@ -285,6 +287,7 @@ func TestRenderAllOptions(t *testing.T) {
 		"ServiceAccount/strata-operator", "Deployment/strata-obs", "Service/strata-obs-metrics",
 		"ClusterRole/strata-obs-manager", "ClusterRoleBinding/strata-obs-manager",
 		"Role/strata-obs-leader-election", "RoleBinding/strata-obs-leader-election",
+		"Role/strata-obs-volume-cleanup", "RoleBinding/strata-obs-volume-cleanup",
 		"ClusterRole/strata-obs-metrics-reader", "ClusterRoleBinding/strata-obs-metrics-reader",
 		"ServiceMonitor/strata-obs", "PrometheusRule/strata-obs",
 		"PodDisruptionBudget/strata-obs", "NetworkPolicy/strata-obs", "Secret/strata-obs-metrics-tls",
@@ -306,7 +309,9 @@ func TestRenderAllOptions(t *testing.T) {
 		"--prometheus-bearer-token-file=/etc/strata/prometheus/token/token",
 		"--prometheus-ca-file=/etc/strata/prometheus/ca/ca.crt",
 		"--prometheus-query-timeout=3s", "--prometheus-read-deadline=15s",
-		"--ingest-image=registry.example/strata-ingest:1.2.3", "--allow-user-service-accounts"}, nil)
+		"--ingest-image=registry.example/strata-ingest:1.2.3", "--allow-user-service-accounts",
+		"--volume-cleanup-namespace=" + allOnNamespace, "--volume-cleanup-image=registry.example/busybox:1.37.0",
+		"--volume-cleanup-timeout=30m"}, nil)
 	checkSparkDriverRole(t, objs)
 	vols, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "volumes")
 	if len(vols) != 3 || !strings.Contains(fmt.Sprint(vols), "prometheus-reader") || !strings.Contains(fmt.Sprint(vols), "prometheus-ca") {
@@ -428,6 +433,7 @@ func TestValuesSchema(t *testing.T) {
 		{"a pull policy Kubernetes does not know", []string{"--set", "image.pullPolicy=Sometimes"}, "pullPolicy"},
 		{"a port out of range", []string{"--set", "metrics.port=70000"}, "port"},
 		{"a malformed scrape interval", []string{"--set", "serviceMonitor.interval=often"}, "interval"},
+		{"a volume cleanup timeout that is no duration", []string{"--set", "volumeCleanup.timeout=15"}, "timeout"},
 		{"replicas without leader election", []string{"--set", "replicaCount=2", "--set", "leaderElection.enabled=false"}, "leaderElection"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -519,10 +525,11 @@ func checkRBAC(t *testing.T, objs []*unstructured.Unstructured, prefix string) {
 		t.Fatal(err)
 	}
 	for _, g := range gen {
-		name := prefix + "-manager"
 		if g.GetKind() == "Role" {
-			name = prefix + "-leader-election"
+			checkNamespaceRoles(t, objs, prefix, g)
+			continue
 		}
+		name := prefix + "-manager"
 		got := find(objs, g.GetKind(), name)
 		if got == nil {
 			t.Errorf("no %s/%s for the generated %s", g.GetKind(), name, g.GetKind())
@@ -531,6 +538,45 @@ func checkRBAC(t *testing.T, objs []*unstructured.Unstructured, prefix string) {
 		if !reflect.DeepEqual(got.Object["rules"], g.Object["rules"]) {
 			t.Errorf("%s/%s rules differ from config/rbac/role.yaml's %s", g.GetKind(), name, g.GetKind())
 		}
+	}
+}
+
+// checkNamespaceRoles: the generated Role (the operator's rights in its own namespace) is split
+// by purpose into two Roles, each bound to the operator: "-volume-cleanup" holds exactly its
+// pods rule, "-leader-election" the rest (the Lease and its Events), and together they hold
+// exactly the generated rules.
+func checkNamespaceRoles(t *testing.T, objs []*unstructured.Unstructured, prefix string, gen *unstructured.Unstructured) {
+	t.Helper()
+	want, _, _ := unstructured.NestedSlice(gen.Object, "rules")
+	var union []any
+	for _, name := range []string{prefix + "-leader-election", prefix + "-volume-cleanup"} {
+		role := find(objs, "Role", name)
+		if role == nil {
+			t.Errorf("no Role/%s for the generated Role", name)
+			continue
+		}
+		if find(objs, "RoleBinding", name) == nil {
+			t.Errorf("no RoleBinding/%s", name)
+		}
+		rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+		for _, r := range rules {
+			pods := slices.Contains(r.(map[string]any)["resources"].([]any), any("pods"))
+			if pods != strings.HasSuffix(name, "-volume-cleanup") {
+				t.Errorf("Role/%s holds the rule %v: the pods rule belongs to the volume cleanup's Role, every other to leader election's", name, r)
+			}
+		}
+		union = append(union, rules...)
+	}
+	key := func(rules []any) []string {
+		out := make([]string, len(rules))
+		for i, r := range rules {
+			out[i] = fmt.Sprint(r)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, w := key(union), key(want); !reflect.DeepEqual(got, w) {
+		t.Errorf("the namespace Roles' rules %v differ from config/rbac/role.yaml's Role %v", got, w)
 	}
 }
 
@@ -751,6 +797,8 @@ func releaseObjects(prefix, ns, sa string) []client.Object {
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: prefix + "-manager"}},
 		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: prefix + "-leader-election", Namespace: ns}},
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: prefix + "-leader-election", Namespace: ns}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: prefix + "-volume-cleanup", Namespace: ns}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: prefix + "-volume-cleanup", Namespace: ns}},
 		deployment(prefix, ns),
 	}
 }
