@@ -178,8 +178,51 @@ func TestKindSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d brokers now; %d messages/s need %d", brokers, raised, raisedBrokers)
+	checkKindPlan(t, tiers, pipeline, raised)
 	if len(nvmeTierPaths(tiers)) != nvmePaths {
 		t.Errorf("NVMe tier paths %v, want %d", nvmeTierPaths(tiers), nvmePaths)
+	}
+}
+
+// checkKindPlan: the suite waits for every condition of the pipeline to be True, so its plan
+// must carry the workload and fit its storage, also once raised; and the pods the plan sizes
+// must fit one kind node (at most 4 cores and 12Gi requested: a CI runner's).
+func checkKindPlan(t *testing.T, tiers []*unstructured.Unstructured, pipeline *unstructured.Unstructured, raised int64) {
+	t.Helper()
+	var p v1alpha1.AnalyticsPipeline
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(pipeline.Object, &p); err != nil {
+		t.Fatal(err)
+	}
+	var ts []v1alpha1.StorageTier
+	for _, u := range tiers {
+		var tier v1alpha1.StorageTier
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &tier); err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, tier)
+	}
+	for _, mps := range []int64{p.Spec.Workload.MessagesPerSecond, raised} {
+		q := p.DeepCopy()
+		q.Spec.Workload.MessagesPerSecond = mps
+		pl, err := plan.Compute(q, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pl.Unsatisfied != "" || pl.StorageUnsatisfied != "" {
+			t.Errorf("%d messages/s: the plan is not satisfied (PlanValid would be False): %s %s", mps, pl.Unsatisfied, pl.StorageUnsatisfied)
+		}
+		count := map[string]int64{
+			v1alpha1.RoleKafkaBroker: int64(pl.Brokers), v1alpha1.RoleKafkaController: 3,
+			v1alpha1.RoleElasticsearchData: int64(pl.ElasticsearchDataNodes), v1alpha1.RoleElasticsearchMaster: int64(q.Spec.Elasticsearch.MasterNodes),
+		}
+		var cpu, mem int64
+		for _, r := range pl.Resources {
+			cpu += r.CPU.MilliValue() * count[r.Role]
+			mem += r.Memory.Value() * count[r.Role]
+		}
+		if cpu > 4000 || mem > 12<<30 {
+			t.Errorf("%d messages/s: the Kafka and Elasticsearch pods request %dm CPU and %dMi, more than a kind node has", mps, cpu, mem>>20)
+		}
 	}
 }
 

@@ -147,6 +147,10 @@ type KafkaSpec struct {
 	// whole disk).
 	// +optional
 	Controllers *KafkaControllersSpec `json:"controllers,omitempty"`
+	// resources overrides the brokers' planned CPU and memory. A CPU below the planned one
+	// lowers what each broker moves (the KafkaBrokerNetwork stage).
+	// +optional
+	Resources *ComputeResources `json:"resources,omitempty"`
 	// retention is how long the topic keeps records (the topic's retention.ms), for example
 	// 24h. The plan also bounds the topic by size (retention.bytes), so that the brokers' log
 	// volumes never fill; when the retention asked for does not fit on them, PlanValid is
@@ -160,6 +164,23 @@ type KafkaControllersSpec struct {
 	// storage places the controllers' volumes.
 	// +optional
 	Storage MetadataStorage `json:"storage,omitempty"`
+	// resources overrides the controllers' planned CPU and memory.
+	// +optional
+	Resources *ComputeResources `json:"resources,omitempty"`
+}
+
+// ComputeResources overrides the CPU and memory the plan gives each pod of a kind; an unset
+// field keeps the planned value (status.plan.resources).
+type ComputeResources struct {
+	// cpu is each pod's CPU request (for Elasticsearch also its limit), 100m to 256 cores.
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() >= 0.09 && quantity(string(self)).asApproximateFloat() <= 257.0 && !quantity(string(self)).isLessThan(quantity('100m')) && !quantity(string(self)).isGreaterThan(quantity('256'))",message="cpu must be between 100m and 256, written without a negative exponent"
+	// +optional
+	CPU *resource.Quantity `json:"cpu,omitempty"`
+	// memory is each pod's memory request and limit, 1Gi to 1Ti; the JVM heap and the page
+	// cache are planned inside it.
+	// +kubebuilder:validation:XValidation:rule="!string(self).contains('e-') && !string(self).contains('E-') && quantity(string(self)).asApproximateFloat() >= 1e9 && quantity(string(self)).asApproximateFloat() <= 2e12 && !quantity(string(self)).isLessThan(quantity('1Gi')) && !quantity(string(self)).isGreaterThan(quantity('1Ti'))",message="memory must be between 1Gi and 1Ti, written without a negative exponent"
+	// +optional
+	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 
 // ElasticsearchMastersSpec configures the dedicated master nodes.
@@ -167,6 +188,9 @@ type ElasticsearchMastersSpec struct {
 	// storage places the masters' volumes.
 	// +optional
 	Storage MetadataStorage `json:"storage,omitempty"`
+	// resources overrides the masters' planned CPU and memory.
+	// +optional
+	Resources *ComputeResources `json:"resources,omitempty"`
 }
 
 // MetadataStorage places small metadata volumes (KRaft controllers, Elasticsearch masters).
@@ -381,6 +405,10 @@ type ElasticsearchSpec struct {
 	// StorageClass, not on the data tier.
 	// +optional
 	Masters *ElasticsearchMastersSpec `json:"masters,omitempty"`
+	// resources overrides the data nodes' planned CPU and memory. A CPU below the planned one
+	// lowers what each data node indexes (the ElasticsearchIndexing stage).
+	// +optional
+	Resources *ComputeResources `json:"resources,omitempty"`
 	// replicas is the number of replica copies of each primary shard; every replica is written
 	// and stored again, so the plan counts it in the write rate, the storage and the indexing
 	// capacity.

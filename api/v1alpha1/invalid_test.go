@@ -57,6 +57,8 @@ var invalidInputs = []invalid{
 	{"even master count", "AnalyticsPipeline", map[string]any{"spec.elasticsearch.masterNodes": int64(2)}, "spec.elasticsearch.masterNodes"},
 	{"zero indexing rate", "AnalyticsPipeline", map[string]any{"spec.elasticsearch.messagesPerSecondPerNode": int64(0)}, "spec.elasticsearch.messagesPerSecondPerNode"},
 	{"negative shards", "AnalyticsPipeline", map[string]any{"spec.elasticsearch.shards": int64(-1)}, "spec.elasticsearch.shards"},
+	{"a data node CPU below 100m", "AnalyticsPipeline", map[string]any{"spec.elasticsearch.resources.cpu": "50m"}, "spec.elasticsearch.resources.cpu"},
+	{"a broker memory below 1Gi", "AnalyticsPipeline", map[string]any{"spec.kafka.resources.memory": "512Mi"}, "spec.kafka.resources.memory"},
 	{"autoscaling without Prometheus", "AnalyticsPipeline", map[string]any{"spec.autoscaling.enabled": true, "spec.autoscaling.prometheusURL": nil}, "spec.autoscaling.prometheusURL is required"},
 	{"Prometheus URL not http", "AnalyticsPipeline", map[string]any{"spec.autoscaling.prometheusURL": "ftp://prometheus:9090"}, "spec.autoscaling.prometheusURL"},
 	{"interval too short", "AnalyticsPipeline", map[string]any{"spec.autoscaling.intervalSeconds": int64(1)}, "spec.autoscaling.intervalSeconds"},

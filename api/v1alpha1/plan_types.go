@@ -79,6 +79,12 @@ type Plan struct {
 
 	// executorMemory is the split of each executor pod's memory budget.
 	ExecutorMemory ExecutorMemory `json:"executorMemory"`
+	// resources are the CPU and memory of each Kafka and Elasticsearch pod, by role: requests
+	// (memory also the limit), the JVM heap and the page cache inside the memory.
+	// +listType=map
+	// +listMapKey=role
+	// +optional
+	Resources []PodResources `json:"resources,omitempty"`
 
 	// storage is each role's placement, size and monthly cost.
 	// +listType=map
@@ -166,11 +172,29 @@ type StoragePlacement struct {
 	MonthlyCost string `json:"monthlyCost"`
 }
 
-// Metadata volume roles.
+// Metadata volume roles; also, with RoleKafkaBroker and RoleElasticsearchData, the roles of
+// Plan.Resources.
 const (
 	RoleKafkaController     = "KafkaController"
 	RoleElasticsearchMaster = "ElasticsearchMaster"
+	RoleKafkaBroker         = "KafkaBroker"
 )
+
+// PodResources is the CPU and memory planned for each pod of one role.
+type PodResources struct {
+	// role is KafkaBroker, KafkaController, ElasticsearchData or ElasticsearchMaster.
+	Role string `json:"role"`
+	// cpu is each pod's CPU request (for Elasticsearch also its limit).
+	CPU resource.Quantity `json:"cpu"`
+	// memory is each pod's memory request and limit.
+	Memory resource.Quantity `json:"memory"`
+	// heap is the JVM heap (-Xms = -Xmx), inside memory.
+	Heap resource.Quantity `json:"heap"`
+	// pageCache is what memory leaves after the heap (and, for Kafka, the JVM's native memory):
+	// the page cache of the pod's log or index files, charged to its memory cgroup; for
+	// Elasticsearch it also holds the off-heap buffers.
+	PageCache resource.Quantity `json:"pageCache"`
+}
 
 // MetadataVolume is one role's small metadata volumes.
 type MetadataVolume struct {

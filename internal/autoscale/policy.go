@@ -36,7 +36,7 @@ func NewPolicy(p *v1alpha1.AnalyticsPipeline, base v1alpha1.Plan, safety BrokerS
 		Executors:                Bounds{Floor: base.Executors, Max: p.Spec.Spark.Executors.Max},
 		DataNodes:                Bounds{Floor: base.ElasticsearchDataNodes, Max: p.Spec.Elasticsearch.DataNodes.Max},
 		SpecPerExecutor:          p.Spec.Spark.MessagesPerSecondPerExecutor,
-		PerDataNode:              p.Spec.Elasticsearch.MessagesPerSecondPerNode,
+		PerDataNode:              plan.IndexingPerDataNode(&d.Spec),
 		IndexCopies:              plan.IndexCopies(d.Spec.Elasticsearch),
 		Memory:                   d.Spec.Spark.Memory,
 		Safety:                   safety,

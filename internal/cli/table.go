@@ -84,6 +84,7 @@ func writeTable(w io.Writer, p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.Sto
 	writeSizing(t, s, pl)
 	writeStages(t, s, pl)
 	writeMemory(t, s, pl)
+	writeResources(t, s, pl)
 	writeStorage(t, tiers, pl)
 	return t.err
 }
@@ -276,6 +277,26 @@ func writeMemory(t *tableWriter, s v1alpha1.AnalyticsPipelineSpec, pl v1alpha1.P
 	}
 	t.columns(rows...)
 	t.printf("Executor Java options (the heap starts small and gives memory back, so the page cache can use it):\n  %s\n", em.JavaOptions)
+}
+
+// writeResources prints the Kafka and Elasticsearch pods' planned CPU and memory.
+func writeResources(t *tableWriter, s v1alpha1.AnalyticsPipelineSpec, pl v1alpha1.Plan) {
+	if len(pl.Resources) == 0 {
+		return
+	}
+	why := map[string]string{
+		v1alpha1.RoleKafkaBroker:         "CPU to fill the link both ways; page cache for a minute of a full link's writes",
+		v1alpha1.RoleKafkaController:     "the KRaft metadata log",
+		v1alpha1.RoleElasticsearchData:   fmt.Sprintf("CPU to index %d docs/s of %d B (every copy counted)", plan.IndexingPerDataNode(&s), s.Workload.MessageBytes),
+		v1alpha1.RoleElasticsearchMaster: "the cluster state",
+	}
+	t.printf("\nRESOURCES: per pod; memory is requested and limited alike, the heap and page cache inside it\n")
+	rows := []string{"ROLE\tCPU\tMEMORY\tHEAP\tPAGE CACHE\tFOR"}
+	for _, r := range pl.Resources {
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", r.Role, r.CPU.String(), r.Memory.String(),
+			r.Heap.String(), r.PageCache.String(), why[r.Role]))
+	}
+	t.columns(rows...)
 }
 
 func writeStorage(t *tableWriter, tiers []v1alpha1.StorageTier, pl v1alpha1.Plan) {

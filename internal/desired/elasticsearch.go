@@ -74,17 +74,35 @@ func Elasticsearch(in Inputs) *unstructured.Unstructured {
 		"version":                 version,
 		"volumeClaimDeletePolicy": policy,
 		"nodeSets": []any{
-			nodeSet(p, MasterNodeSet, masters, []any{"master"}, masterSize, masterClass),
+			nodeSet(p, MasterNodeSet, masters, []any{"master"}, masterSize, masterClass,
+				esContainer(in.Plan, v1alpha1.RoleElasticsearchMaster)),
 			nodeSet(p, DataNodeSet, max(int64(in.Plan.ElasticsearchDataNodes), 1), []any{"data", "ingest"},
-				dataSize, data.StorageClassName),
+				dataSize, data.StorageClassName, esContainer(in.Plan, v1alpha1.RoleElasticsearchData)),
 		},
 	}
 	return newObject(ElasticsearchGVK, p, ElasticsearchName(p), AppElasticsearch, ComponentElasticsearch,
 		nil, nil, object{"spec": spec})
 }
 
+// esContainer is the Elasticsearch container of a nodeSet's pod template: ECK merges it, by
+// name, into the container it builds (image, ports, and by default 2Gi of memory: cloud-on-k8s
+// 3.5.0, pkg/controller/elasticsearch/nodespec/defaults.go). With the plan's resources it gets
+// CPU and memory requested and limited alike (Elasticsearch sizes its thread pools to the CPU
+// limit it sees), and the heap as ES_JAVA_OPTS, the way ECK's own sample sets both
+// (config/samples/elasticsearch/elasticsearch.yaml): half the memory at most, the rest for
+// Elasticsearch's off-heap buffers and the filesystem cache.
+func esContainer(plan v1alpha1.Plan, role string) object {
+	c := object{"name": "elasticsearch"}
+	if r, ok := podResources(plan, role); ok {
+		xms, xmx := heapOptions(r)
+		c["resources"] = containerResources(r, true)
+		c["env"] = []any{object{"name": "ES_JAVA_OPTS", "value": "-Xms" + xms + " -Xmx" + xmx}}
+	}
+	return c
+}
+
 func nodeSet(p *v1alpha1.AnalyticsPipeline, name string, count int64, roles []any,
-	size resource.Quantity, storageClass string) object {
+	size resource.Quantity, storageClass string, container object) object {
 	key := rackTopologyKey(p)
 	claim := object{
 		"accessModes": []any{"ReadWriteOnce"},
@@ -96,8 +114,8 @@ func nodeSet(p *v1alpha1.AnalyticsPipeline, name string, count int64, roles []an
 	config := object{"node.roles": roles}
 	podSpec := object{
 		// The CRD requires a container list; ECK merges this entry, by name, into the
-		// Elasticsearch container it builds (image, ports, default 2Gi of memory).
-		"containers": []any{object{"name": "elasticsearch"}},
+		// Elasticsearch container it builds (esContainer).
+		"containers": []any{container},
 		"topologySpreadConstraints": []any{object{
 			"maxSkew":           int64(1),
 			"topologyKey":       key,

@@ -81,6 +81,14 @@ func splitTiers() Inputs {
 			{Role: v1alpha1.RoleElasticsearchData, Tier: "nvme-local", StorageClassName: "strata-nvme-local",
 				SizePerReplica: q("500Gi"), Replicas: 2, MonthlyCost: "216.00"},
 		},
+		// The resources internal/plan gives the sample (1 Gbit/s links, 8000 docs/s of 9028 B per
+		// data node); the single-tier fixture has none, as a plan written before they were.
+		Resources: []v1alpha1.PodResources{
+			{Role: v1alpha1.RoleKafkaBroker, CPU: q("2500m"), Memory: q("9Gi"), Heap: q("2Gi"), PageCache: q("6656Mi")},
+			{Role: v1alpha1.RoleKafkaController, CPU: q("500m"), Memory: q("2Gi"), Heap: q("1Gi"), PageCache: q("512Mi")},
+			{Role: v1alpha1.RoleElasticsearchData, CPU: q("7500m"), Memory: q("15Gi"), Heap: q("7680Mi"), PageCache: q("7680Mi")},
+			{Role: v1alpha1.RoleElasticsearchMaster, CPU: q("500m"), Memory: q("2Gi"), Heap: q("1Gi"), PageCache: q("1Gi")},
+		},
 		// The retention internal/plan chooses for the sample on 400Gi disks with a 1h retention.
 		Retention: v1alpha1.RetentionPlan{
 			KafkaRetentionBytes: 22639389220, KafkaSegmentBytes: 1 << 30, KafkaRetentionMs: 3600000,

@@ -23,7 +23,8 @@ import (
 //   - Prometheus metrics through the JMX exporter, configured by KafkaMetricsConfigMap;
 //   - the Topic Operator (KafkaTopic needs it) and the Kafka Exporter (consumer lag);
 //   - Cruise Control with the brokers' network capacity from the bandwidth model (without it
-//     Cruise Control assumes about 10 MB/s per broker and drops its network goals) and
+//     Cruise Control assumes about 10 MB/s per broker and drops its network goals) and CPU
+//     from the plan's resources (without it, 1 core), and
 //     auto-rebalancing when brokers are added or removed. Strimzi refuses Cruise Control on a
 //     single-broker cluster, so a plan of one broker gets none once no broker is leaving.
 func Kafka(in Inputs) *unstructured.Unstructured {
@@ -89,13 +90,23 @@ func cruiseControl(in Inputs) object {
 			object{"mode": "remove-brokers", "template": object{"name": RebalanceTemplateName(in.Pipeline)}},
 		},
 	}
+	capacity := object{}
 	if link := in.Plan.LinkUsableBytesPerSecond; link > 0 {
 		// Each broker has one link, used in both directions: its usable rate is the capacity
 		// of each direction.
-		cc["brokerCapacity"] = object{
-			"inboundNetwork":  NetworkCapacity(link),
-			"outboundNetwork": NetworkCapacity(link),
-		}
+		capacity["inboundNetwork"] = NetworkCapacity(link)
+		capacity["outboundNetwork"] = NetworkCapacity(link)
+	}
+	if r, ok := podResources(in.Plan, v1alpha1.RoleKafkaBroker); ok {
+		// The brokers' planned CPU. Strimzi takes brokerCapacity.cpu first, then the pool's
+		// CPU request, then its limit, and else 1 core (strimzi-kafka-operator 1.2.0,
+		// cluster-operator/src/main/java/io/strimzi/operator/cluster/model/cruisecontrol/
+		// CpuCapacity.java, processResourceCapacity); set here so that Cruise Control's CPU
+		// goals, which are hard goals, plan with the cores the brokers have.
+		capacity["cpu"] = r.CPU.String()
+	}
+	if len(capacity) > 0 {
+		cc["brokerCapacity"] = capacity
 	}
 	return cc
 }

@@ -34,12 +34,30 @@ func NodePools(in Inputs) []*unstructured.Unstructured {
 		brokerSize = log.SizePerReplica
 	}
 	ctrlSize, ctrlClass := metadataVolume(in.Plan, v1alpha1.RoleKafkaController, ControllerVolumeSize)
-	return []*unstructured.Unstructured{
-		nodePool(p, ControllerPoolName(p), ComponentKafkaController, ControllerReplicas(in.Plan),
-			ctrlSize, ctrlClass),
-		nodePool(p, BrokerPoolName(p), ComponentKafkaBroker, max(int64(in.Plan.Brokers), 0),
-			brokerSize, log.StorageClassName),
+	ctrl := nodePool(p, ControllerPoolName(p), ComponentKafkaController, ControllerReplicas(in.Plan),
+		ctrlSize, ctrlClass)
+	broker := nodePool(p, BrokerPoolName(p), ComponentKafkaBroker, max(int64(in.Plan.Brokers), 0),
+		brokerSize, log.StorageClassName)
+	poolResources(ctrl, in.Plan, v1alpha1.RoleKafkaController)
+	poolResources(broker, in.Plan, v1alpha1.RoleKafkaBroker)
+	return []*unstructured.Unstructured{ctrl, broker}
+}
+
+// poolResources sets a pool's planned resources and heap. Without them Strimzi runs Kafka
+// BestEffort with -Xms128M and no maximum heap; with a memory limit but no -Xmx it would take
+// half the memory, at most 5 GB, for the heap (strimzi-kafka-operator 1.2.0,
+// documentation/modules/con-common-configuration-properties.adoc, "-Xms and -Xmx options"). The
+// plan keeps the heap small and fixed (-Xms = -Xmx) so that the rest of the limit is the page
+// cache of the log, which Strimzi's documentation asks the memory request to fit. The CPU is
+// requested, not limited: Cruise Control reads the request (or brokerCapacity.cpu, see Kafka).
+func poolResources(pool *unstructured.Unstructured, plan v1alpha1.Plan, role string) {
+	r, ok := podResources(plan, role)
+	if !ok {
+		return
 	}
+	xms, xmx := heapOptions(r)
+	_ = unstructured.SetNestedField(pool.Object, containerResources(r, false), "spec", "resources")
+	_ = unstructured.SetNestedField(pool.Object, object{"-Xms": xms, "-Xmx": xmx}, "spec", "jvmOptions")
 }
 
 // ControllerReplicas is the size of the KRaft controller quorum: the plan's KafkaController

@@ -87,6 +87,20 @@ func validateBounds(s *v1alpha1.AnalyticsPipelineSpec) error {
 		func() error { return checkVolume("spec.spark.shuffle.spillSize", sp.Shuffle.SpillSize) },
 		func() error { return checkVolume("spec.spark.shuffle.dataSize", *sp.Shuffle.DataSize) },
 		func() error { return checkVolume("spec.elasticsearch.storage.size", s.Elasticsearch.Storage.Size) },
+		func() error { return checkCompute("spec.kafka.resources", k.Resources) },
+		func() error {
+			if c := k.Controllers; c != nil {
+				return checkCompute("spec.kafka.controllers.resources", c.Resources)
+			}
+			return nil
+		},
+		func() error { return checkCompute("spec.elasticsearch.resources", s.Elasticsearch.Resources) },
+		func() error {
+			if m := s.Elasticsearch.Masters; m != nil {
+				return checkCompute("spec.elasticsearch.masters.resources", m.Resources)
+			}
+			return nil
+		},
 	}
 	for _, c := range checks {
 		if err := c(); err != nil {
@@ -113,6 +127,25 @@ func validateTierBounds(t *v1alpha1.StorageTier) error {
 		if l.CapacityPerPath.Cmp(maxLocalPerPath) > 0 {
 			return tierErr(t.Name, "spec.local.capacityPerPath", "must be at most %s, got %s", maxLocalPerPath.String(), l.CapacityPerPath.String())
 		}
+	}
+	return nil
+}
+
+var (
+	minCPU, maxCPU       = resource.MustParse("100m"), resource.MustParse("256")
+	minMemory, maxMemory = resource.MustParse("1Gi"), resource.MustParse("1Ti")
+)
+
+// checkCompute checks a resources override against the API's bounds (ComputeResources).
+func checkCompute(field string, r *v1alpha1.ComputeResources) error {
+	if r == nil {
+		return nil
+	}
+	if c := r.CPU; c != nil && (c.Cmp(minCPU) < 0 || c.Cmp(maxCPU) > 0) {
+		return fieldErr(field+".cpu", "must be between %s and %s, got %s", minCPU.String(), maxCPU.String(), c.String())
+	}
+	if m := r.Memory; m != nil && (m.Cmp(minMemory) < 0 || m.Cmp(maxMemory) > 0) {
+		return fieldErr(field+".memory", "must be between %s and %s, got %s", minMemory.String(), maxMemory.String(), m.String())
 	}
 	return nil
 }

@@ -53,10 +53,13 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 	logTier := ts[s.Kafka.Storage.Tier]
 
 	// Reasons are added in data-flow order, the order the stages are listed in.
+	brokerPod := brokerResources(s.Kafka, link)
+	dataPod := dataNodeResources(s.Elasticsearch, w.messageBytes)
+	perNode := perDataNode(dataPod, s.Elasticsearch, w.messageBytes)
 	send := producerSend(w, link, s.Workload.Producers, &why)
-	brokers := planBrokers(w, link, s.Kafka, logTier, &why)
+	brokers := planBrokers(w, link, s.Kafka, logTier, brokerCPUBytes(brokerPod), &why)
 	executors := planExecutors(w, link, s.Spark, &why)
-	dataNodes := planDataNodes(w, s.Elasticsearch, &why)
+	dataNodes := planDataNodes(w, s.Elasticsearch, perNode, &why)
 	cores := s.Spark.Executors.Cores
 
 	ss := stages(stageInputs{
@@ -69,7 +72,8 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 		executors:   executors.count,
 		dataNodes:   dataNodes,
 		perExecutor: s.Spark.MessagesPerSecondPerExecutor,
-		perDataNode: s.Elasticsearch.MessagesPerSecondPerNode,
+		perDataNode: perNode,
+		brokerCPU:   brokerCPUBytes(brokerPod),
 		indexCopies: IndexCopies(s.Elasticsearch),
 	})
 	slowest, neck := bottleneck(ss, w.messagesPerSecond, w.target)
@@ -113,6 +117,7 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 		Bottleneck:                    neck,
 		Unsatisfied:                   why.String(),
 		ExecutorMemory:                executorMemory(mem, s.Spark.Memory, cores),
+		Resources:                     resourcesPlan(s, brokerPod, dataPod),
 		Storage:                       storage.rows,
 		MetadataVolumes:               meta,
 		LocalVolumes:                  local,
@@ -150,6 +155,8 @@ type stageInputs struct {
 	perExecutor, perDataNode                 int64
 	// indexCopies is 1 + spec.elasticsearch.replicas: every copy of a record is indexed.
 	indexCopies int32
+	// brokerCPU is what one broker's CPU moves, received plus sent, in bytes per second.
+	brokerCPU *big.Rat
 }
 
 // stages returns the capacities in the order data flows through the pipeline; on a tie the
@@ -163,8 +170,9 @@ func stages(in stageInputs) []stage {
 		// Each producer node sends its share of the ingest over its own link.
 		{v1alpha1.StageProducerNetwork, quo(mul(n(in.producers), link.usable), bytes)},
 		// Per ingested record, the cluster's busiest link direction moves busiest/mps bytes,
-		// spread over B links.
-		{v1alpha1.StageKafkaBrokerNetwork, quo(mul(link.usable, n(in.brokers), mps), in.traffic.busiest())},
+		// spread over B links; and no broker moves, in and out, more than its CPU does.
+		{v1alpha1.StageKafkaBrokerNetwork, minRat(quo(mul(link.usable, n(in.brokers), mps), in.traffic.busiest()),
+			quo(mul(in.brokerCPU, n(in.brokers), mps), in.traffic.total()))},
 		// Each broker writes what it receives: R copies of every record, spread over B disks.
 		{v1alpha1.StageKafkaDisk, quo(mul(in.logWrite, n(in.brokers), mps), in.traffic.receive)},
 		// Executors read at the consumer rate, which is C/I times the ingest.
@@ -207,4 +215,11 @@ func stageCapacities(ss []stage) []v1alpha1.StageCapacity {
 		out[i] = v1alpha1.StageCapacity{Name: s.name, MaxMessagesPerSecond: floor64(s.capacity)}
 	}
 	return out
+}
+
+func minRat(a, b *big.Rat) *big.Rat {
+	if b.Cmp(a) < 0 {
+		return b
+	}
+	return a
 }

@@ -94,7 +94,7 @@ func planProblem(in *v1alpha1.AnalyticsPipeline, p v1alpha1.Plan) string {
 		return fmt.Sprintf("data nodes %d outside %+v", p.ElasticsearchDataNodes, s.Elasticsearch.DataNodes)
 	case (p.Bottleneck == v1alpha1.BottleneckNone) != (p.Unsatisfied == ""):
 		return fmt.Sprintf("bottleneck %q but unsatisfied %q", p.Bottleneck, p.Unsatisfied)
-	case strings.Count(p.Unsatisfied, plan.ReasonSeparator)+1 > 6:
+	case strings.Count(p.Unsatisfied, plan.ReasonSeparator)+1 > 7:
 		return fmt.Sprintf("more reasons than there are checks, a reason contains the separator: %q", p.Unsatisfied)
 	case len(p.Stages) != 6 || len(p.Storage) != 4:
 		return fmt.Sprintf("%d stages, %d storage rows", len(p.Stages), len(p.Storage))

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"math/big"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
@@ -65,6 +66,9 @@ func newBrokerTraffic(w workload, replication int32) brokerTraffic {
 	}
 }
 
+// total is what the brokers receive and send together, which their CPUs handle.
+func (t brokerTraffic) total() *big.Rat { return new(big.Rat).Add(t.receive, t.send) }
+
 // busiest is the larger link direction's cluster total: a link is full-duplex, so each
 // direction has the whole link rate, and the busier one decides.
 func (t brokerTraffic) busiest() *big.Rat {
@@ -84,7 +88,7 @@ type brokerPlan struct {
 
 // planBrokers picks the broker count. Never fewer than the replication factor: Kafka cannot
 // place R replicas of a partition on fewer than R brokers.
-func planBrokers(w workload, link linkRates, k v1alpha1.KafkaSpec, logTier *v1alpha1.StorageTier, why *reasons) brokerPlan {
+func planBrokers(w workload, link linkRates, k v1alpha1.KafkaSpec, logTier *v1alpha1.StorageTier, cpuBytes *big.Rat, why *reasons) brokerPlan {
 	traffic := newBrokerTraffic(w, k.ReplicationFactor)
 	// The bandwidth a log volume of the planned size really gets (it may scale with size).
 	write := volumeBandwidth(logTier, realVolume(logTier, k.Storage.Size), true)
@@ -92,9 +96,13 @@ func planBrokers(w workload, link linkRates, k v1alpha1.KafkaSpec, logTier *v1al
 
 	linkNeed := ceilInt(quo(traffic.busiest(), link.planned))
 	diskNeed := ceilInt(quo(traffic.receive, diskPlanned))
+	// The brokers' CPU (spec.kafka.resources.cpu, or planned to fill the link both ways).
+	cpuNeed := ceilInt(quo(traffic.total(), pct(cpuBytes, w.target)))
 	need := linkNeed
-	if diskNeed.Cmp(need) > 0 {
-		need = diskNeed
+	for _, n := range []*big.Int{diskNeed, cpuNeed} {
+		if n.Cmp(need) > 0 {
+			need = n
+		}
 	}
 	lo := max(k.Brokers.Min, k.ReplicationFactor)
 	count, _ := fitCount(need, lo, k.Brokers.Max)
@@ -117,6 +125,15 @@ func planBrokers(w workload, link linkRates, k v1alpha1.KafkaSpec, logTier *v1al
 			"Raise spec.kafka.brokers.max, use a faster link, or enable record compression (costs CPU)",
 			k.Brokers.Max, rateString(link.planned), w.target, rateString(link.usable),
 			count, rateString(p.send), rateString(p.receive), countString(linkNeed))
+	}
+	// Planned, the CPU fills the link both ways and never needs more brokers than the link does;
+	// it is named only where it binds (an override, or the largest CPU the plan gives a pod).
+	if cpuNeed.Cmp(big.NewInt(int64(k.Brokers.Max))) > 0 && cpuNeed.Cmp(linkNeed) > 0 {
+		why.add("no broker count up to spec.kafka.brokers.max (%d) keeps each broker's traffic under %s "+
+			"(%d%% of what its CPU moves, received plus sent): %d brokers would each move %s, "+
+			"and %s are needed. Raise spec.kafka.resources.cpu or spec.kafka.brokers.max",
+			k.Brokers.Max, rateString(pct(cpuBytes, w.target)), w.target,
+			count, rateString(new(big.Rat).Add(p.receive, p.send)), countString(cpuNeed))
 	}
 	if diskNeed.Cmp(big.NewInt(int64(k.Brokers.Max))) > 0 {
 		why.add("no broker count up to spec.kafka.brokers.max (%d) keeps each broker's log writes under %s "+
@@ -205,15 +222,19 @@ func partitions(k v1alpha1.KafkaSpec, executors, cores int32) int32 {
 // indexing operation to every replica, which runs it itself: elasticsearch 8.x,
 // docs/reference/docs/data-replication.asciidoc, "Basic write model"), so spec.elasticsearch.messagesPerSecondPerNode is shared by the
 // IndexCopies copies.
-func planDataNodes(w workload, es v1alpha1.ElasticsearchSpec, why *reasons) int32 {
+func planDataNodes(w workload, es v1alpha1.ElasticsearchSpec, perNode int64, why *reasons) int32 {
 	copies := IndexCopies(es)
-	need := neededFor(w.messagesPerSecond*int64(copies), es.MessagesPerSecondPerNode, w.target)
+	need := neededFor(w.messagesPerSecond*int64(copies), perNode, w.target)
 	count, ok := fitCount(need, es.DataNodes.Min, es.DataNodes.Max)
 	if !ok {
+		per := fmt.Sprintf("spec.elasticsearch.messagesPerSecondPerNode (%d)", es.MessagesPerSecondPerNode)
+		if perNode < es.MessagesPerSecondPerNode {
+			per = fmt.Sprintf("the %d per node its CPU indexes (spec.elasticsearch.resources.cpu)", perNode)
+		}
 		why.add("no data node count up to spec.elasticsearch.dataNodes.max (%d) indexes %d msgs/s, each %d times "+
-			"(1 + spec.elasticsearch.replicas) at %d%% of spec.elasticsearch.messagesPerSecondPerNode (%d): %s data "+
+			"(1 + spec.elasticsearch.replicas) at %d%% of %s: %s data "+
 			"nodes are needed. Raise spec.elasticsearch.dataNodes.max or make each node faster",
-			es.DataNodes.Max, w.messagesPerSecond, copies, w.target, es.MessagesPerSecondPerNode, countString(need))
+			es.DataNodes.Max, w.messagesPerSecond, copies, w.target, per, countString(need))
 	}
 	return count
 }
