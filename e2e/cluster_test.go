@@ -44,6 +44,7 @@ type suite struct {
 	kubeconfig string
 	artifacts  string
 	image      string
+	jobImage   string
 	c          client.Client
 	cs         kubernetes.Interface
 }
@@ -76,6 +77,7 @@ func newSuite(t *testing.T) *suite {
 		cluster:   env("E2E_CLUSTER", "strata-e2e"),
 		artifacts: env("E2E_ARTIFACTS", filepath.Join(root, "e2e", "artifacts")),
 		image:     env("E2E_IMAGE", "strata:e2e"),
+		jobImage:  env("E2E_JOB_IMAGE", "strata-spark:e2e"),
 	}
 	for _, tool := range []string{kindBin(), dockerBin(), helmBin()} {
 		if _, err := exec.LookPath(tool); err != nil {

@@ -1,16 +1,18 @@
 //go:build e2e
 
 // Package e2e is Strata's end-to-end suite: on a kind cluster it installs Strimzi, the Kubeflow
-// Spark operator and ECK the way their projects document, builds and loads the operator's image,
-// installs the Helm chart, applies the samples and waits for the pipeline to be Ready, raises the
-// workload and watches the brokers scale, deletes the pipeline and checks what goes and what
+// Spark operator and ECK the way their projects document, builds and loads the operator's image
+// and the ingestion job's, installs the Helm chart, applies the samples and waits for the pipeline
+// to be Ready, produces records and finds each indexed once, raises the workload and watches the
+// brokers scale, deletes the pipeline and checks what goes and what
 // stays, and uninstalls the chart. On failure it dumps logs, events and objects.
 //
 //	make e2e        # needs docker, kind and the internet; see README "End-to-end tests on kind"
 //
 // Environment: E2E_CLUSTER (kind cluster name, default strata-e2e; an existing one is reused),
 // E2E_KEEP_CLUSTER=1 (do not delete it afterwards), E2E_KIND_NODE_IMAGE (kind's --image),
-// E2E_IMAGE (operator image, default strata:e2e), E2E_SKIP_BUILD=1 (the image is built already),
+// E2E_IMAGE (operator image, default strata:e2e), E2E_JOB_IMAGE (the job's, default
+// strata-spark:e2e), E2E_SKIP_BUILD=1 (the images are built already),
 // E2E_ARTIFACTS (default e2e/artifacts), KIND, DOCKER, HELM (binaries).
 package e2e
 
@@ -59,6 +61,7 @@ func TestEndToEnd(t *testing.T) {
 	s.step("install ECK "+s.version("ECK_VERSION"), s.installECK)
 	s.step("helm install Strata", s.installStrata)
 	s.step("apply the samples and wait for the pipeline to be Ready", s.applySamples)
+	s.step("produce records and find each indexed once", s.moveRecords)
 	s.step("raise the workload and watch the brokers scale", s.raiseWorkload)
 	s.step("delete the pipeline: its children go, its data volumes stay", s.deletePipeline)
 	s.step("delete the tiers: their unused volumes go", s.deleteTiers)
@@ -106,11 +109,17 @@ func (s *suite) createCluster() {
 	})
 }
 
+// loadImage builds the operator's image and Strata's job image (jvm/Dockerfile, FROM the pinned
+// apache/spark image) and loads both into kind: the sample pipeline names no Spark image, so it
+// runs Strata's ingestion job, whose image the chart's ingestJob.image names.
 func (s *suite) loadImage() {
 	if os.Getenv("E2E_SKIP_BUILD") == "" {
 		s.run(30*time.Minute, dockerBin(), "build", "-t", s.image, s.root)
+		s.run(30*time.Minute, "make", "-C", s.root, "job-image", "JOB_IMG="+s.jobImage)
 	}
-	s.run(10*time.Minute, kindBin(), "load", "docker-image", s.image, "--name", s.cluster)
+	for _, img := range []string{s.image, s.jobImage} {
+		s.run(10*time.Minute, kindBin(), "load", "docker-image", img, "--name", s.cluster)
+	}
 }
 
 // prepareNode gives the node the NVMe tier's directories (kind's node is a container: local
@@ -263,6 +272,7 @@ func (s *suite) installStrata() {
 	s.helm(10*time.Minute, "upgrade", "--install", "strata", filepath.Join(s.root, "charts", "strata"),
 		"--namespace", strataNamespace,
 		"--set", "image.repository="+repo, "--set", "image.tag="+tag, "--set", "image.pullPolicy=IfNotPresent",
+		"--set", "ingestJob.image="+s.jobImage,
 		"--set", "logLevel=debug",
 		"--wait", "--timeout", "5m")
 	s.eventually("the operator", 5*time.Minute, s.rolledOut("Deployment", strataNamespace, "strata"))
@@ -288,8 +298,8 @@ func (s *suite) applySamples() {
 		})
 	}
 	s.apply([]*unstructured.Unstructured{pipeline}, pipelineNamespace)
-	// The SparkPi job ends and is resubmitted (restartPolicy Always): the pipeline is Ready while
-	// it runs, so the wait looks for a moment where everything is.
+	// Strata's streaming job runs until stopped; the wait looks for a moment where every condition
+	// is True at once.
 	s.eventually("the pipeline to be Ready", 30*time.Minute, s.pipelineReady)
 	// The driver runs as the pipeline's own ServiceAccount, bound to the chart's
 	// strata-spark-driver ClusterRole: that it started executors at all shows the binding works.
