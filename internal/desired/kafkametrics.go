@@ -25,7 +25,10 @@ func KafkaMetricsConfigMap(in Inputs) *unstructured.Unstructured {
 //   - kafka_network_requestmetrics_* for produce/fetch latency, kafka_log_* for log sizes.
 //
 // The rules are the usual generic ones (as in Strimzi's examples): per-second meters become
-// _total counters, gauges keep their name, histograms become quantile gauges.
+// _total counters, gauges keep their name, histograms become quantile gauges and a count. The
+// JMX exporter 1.x (client_java 1.x) appends _total to every counter's name, so the counts come
+// out as kafka_<...>_count_total (seen with the real exporter in internal/lab); no query of
+// Strata's reads them.
 const kafkaMetricsRules = `lowercaseOutputName: true
 rules:
   # Per-topic, per-partition gauges (kafka.server FetcherLagMetrics and the like).
