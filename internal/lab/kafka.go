@@ -4,12 +4,16 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-dev/strata/internal/lab/netlab"
 )
 
 // Broker is one Kafka node of the lab: broker and KRaft controller in one process (Strimzi runs
@@ -17,9 +21,11 @@ import (
 type Broker struct {
 	ID          int
 	Pod         string // the pod name Strimzi would give it: <cluster>-<pool>-<node id>
+	Address     string // where it listens: 127.0.0.1, or its netlab host's address
 	Port        int    // the client listener
 	MetricsPort int    // the JMX exporter's /metrics (9404, tcp-prometheus, in a pod)
 	proc        *process
+	host        *netlab.Host
 }
 
 // Running says whether the broker's process runs.
@@ -39,6 +45,22 @@ type Kafka struct {
 // its metrics. Brokers start in parallel; each takes some 10 s of one core.
 func StartKafka(t testing.TB, dir, podPrefix string, n int, rules string) *Kafka {
 	t.Helper()
+	return startKafka(t, dir, podPrefix, make([]*netlab.Host, n), nil, rules)
+}
+
+// StartKafkaOn starts one node in each of hosts, as StartKafka does, each listening on its
+// host's address (its own network namespace, its link shaped as the host's is) on the ports a
+// Strimzi pod uses; hub reaches them for the readiness checks.
+func StartKafkaOn(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *netlab.Host, rules string) *Kafka {
+	t.Helper()
+	return startKafka(t, dir, podPrefix, hosts, hub, rules)
+}
+
+// startKafka starts a node per entry of hosts: on loopback with free ports where the entry is
+// nil, else inside the host.
+func startKafka(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *netlab.Host, rules string) *Kafka {
+	t.Helper()
+	n := len(hosts)
 	rulesFile := filepath.Join(dir, "kafka-metrics.yaml")
 	if err := os.WriteFile(rulesFile, []byte(rules), 0o600); err != nil {
 		t.Fatal(err)
@@ -49,13 +71,21 @@ func StartKafka(t testing.TB, dir, podPrefix string, n int, rules string) *Kafka
 
 	k := &Kafka{}
 	controllerPorts := make([]int, n)
+	addrs := make([]string, n)
 	var voters, bootstrap []string
-	for i := range n {
-		b := &Broker{ID: i, Pod: podPrefix + strconv.Itoa(i), Port: freePort(t), MetricsPort: freePort(t)}
-		controllerPorts[i] = freePort(t)
+	for i, h := range hosts {
+		b := &Broker{ID: i, Pod: podPrefix + strconv.Itoa(i), host: h}
+		if h == nil {
+			addrs[i], b.Port, b.MetricsPort, controllerPorts[i] = "127.0.0.1", freePort(t), freePort(t), freePort(t)
+		} else {
+			// A namespace of its own: the ports of a Strimzi broker pod (client 9092, controller
+			// 9090, JMX exporter 9404).
+			addrs[i], b.Port, b.MetricsPort, controllerPorts[i] = h.IP, 9092, 9404, 9090
+		}
+		b.Address = addrs[i]
 		k.Brokers = append(k.Brokers, b)
-		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i, controllerPorts[i]))
-		bootstrap = append(bootstrap, fmt.Sprintf("127.0.0.1:%d", b.Port))
+		voters = append(voters, fmt.Sprintf("%d@%s:%d", i, addrs[i], controllerPorts[i]))
+		bootstrap = append(bootstrap, fmt.Sprintf("%s:%d", addrs[i], b.Port))
 	}
 	k.Bootstrap = strings.Join(bootstrap, ",")
 	minISR := min(2, n)
@@ -63,8 +93,7 @@ func StartKafka(t testing.TB, dir, podPrefix string, n int, rules string) *Kafka
 		props := fmt.Sprintf(`process.roles=broker,controller
 node.id=%d
 controller.quorum.voters=%s
-listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d
-advertised.listeners=PLAINTEXT://127.0.0.1:%d
+%s
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
 inter.broker.listener.name=PLAINTEXT
@@ -75,6 +104,7 @@ transaction.state.log.replication.factor=%d
 transaction.state.log.min.isr=%d
 min.insync.replicas=%d
 group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=false
 num.network.threads=2
 num.io.threads=2
 num.replica.fetchers=1
@@ -82,27 +112,55 @@ replica.lag.time.max.ms=10000
 broker.session.timeout.ms=30000
 log.segment.bytes=67108864
 log.retention.bytes=268435456
-`, b.ID, strings.Join(voters, ","), b.Port, controllerPorts[i], b.Port, filepath.Join(dir, b.Pod, "data"),
+`, b.ID, strings.Join(voters, ","),
+			fmt.Sprintf("listeners=PLAINTEXT://%[1]s:%[2]d,CONTROLLER://%[1]s:%[3]d\nadvertised.listeners=PLAINTEXT://%[1]s:%[2]d",
+				b.Address, b.Port, controllerPorts[i]),
+			filepath.Join(dir, b.Pod, "data"),
 			n, n, minISR, minISR)
 		propsFile := filepath.Join(dir, b.Pod+".properties")
 		if err := os.WriteFile(propsFile, []byte(props), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		b.proc = start(t, dir, b.Pod, javaCommand(t, "384m", "broker", propsFile, clusterID, strconv.Itoa(b.MetricsPort), rulesFile))
+		b.proc = start(t, dir, b.Pod, inHost(b.host, javaCommand(t, "384m", "broker", propsFile, clusterID, strconv.Itoa(b.MetricsPort), rulesFile)))
+	}
+	client := http.DefaultClient
+	if hub != nil {
+		client = hub.HTTPClient()
 	}
 	for _, b := range k.Brokers {
-		if err := waitHTTP(b.proc, fmt.Sprintf("http://127.0.0.1:%d/metrics", b.MetricsPort), 3*time.Minute); err != nil {
+		if err := waitHTTP(client, b.proc, fmt.Sprintf("http://%s:%d/metrics", b.Address, b.MetricsPort), 3*time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return k
 }
 
+// inHost runs cmd inside h's network namespace, or as it is when h is nil.
+func inHost(h *netlab.Host, cmd *exec.Cmd) *exec.Cmd {
+	if h == nil {
+		return cmd
+	}
+	return h.Command(cmd.Path, cmd.Args[1:]...)
+}
+
 // Produce starts a producer writing bytesPerSecond in records of recordBytes to topic, which it
 // creates first (partitions, replicationFactor) when missing.
 func (k *Kafka) Produce(t testing.TB, dir, topic string, partitions, replicationFactor int, bytesPerSecond int64, recordBytes int) *process {
 	t.Helper()
-	return start(t, dir, "producer-"+topic, javaCommand(t, "256m", "produce", k.Bootstrap, topic,
+	return k.ProduceFrom(t, nil, dir, topic, partitions, replicationFactor, bytesPerSecond, recordBytes)
+}
+
+// ProduceFrom is Produce run inside host (nil: the test's own namespace).
+func (k *Kafka) ProduceFrom(t testing.TB, host *netlab.Host, dir, topic string, partitions, replicationFactor int, bytesPerSecond int64, recordBytes int) *process {
+	t.Helper()
+	return start(t, dir, "producer-"+topic, inHost(host, javaCommand(t, "256m", "produce", k.Bootstrap, topic,
 		strconv.Itoa(partitions), strconv.Itoa(replicationFactor),
-		strconv.FormatInt(bytesPerSecond, 10), strconv.Itoa(recordBytes)))
+		strconv.FormatInt(bytesPerSecond, 10), strconv.Itoa(recordBytes), strconv.Itoa(len(k.Brokers)))))
+}
+
+// ConsumeFrom starts a consumer, inside host (nil: the test's own namespace), reading everything
+// topic receives as group, committing its offsets, as the pipeline's job does.
+func (k *Kafka) ConsumeFrom(t testing.TB, host *netlab.Host, dir, topic, group string) *process {
+	t.Helper()
+	return start(t, dir, "consumer-"+topic, inHost(host, javaCommand(t, "256m", "consume", k.Bootstrap, topic, group)))
 }

@@ -93,14 +93,14 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// waitHTTP waits until url answers 200 or the process exits.
-func waitHTTP(p *process, url string, timeout time.Duration) error {
+// waitHTTP waits until url answers 200 to client or the process exits.
+func waitHTTP(client *http.Client, p *process, url string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if !p.Running() {
 			return fmt.Errorf("%s exited (log %s)", p.name, p.log)
 		}
-		resp, err := http.Get(url)
+		resp, err := client.Get(url)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

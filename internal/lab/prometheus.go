@@ -63,7 +63,7 @@ func StartPrometheus(t testing.TB, dir string, monitors []Monitor, interval time
 	p.proc = start(t, dir, "prometheus", exec.Command(bin, "--config.file="+cfgFile,
 		"--storage.tsdb.path="+filepath.Join(dir, "prometheus-data"), "--web.listen-address="+addr,
 		"--storage.tsdb.retention.time=2h", "--log.level=warn"))
-	if err := waitHTTP(p.proc, p.URL+"/-/ready", time.Minute); err != nil {
+	if err := waitHTTP(http.DefaultClient, p.proc, p.URL+"/-/ready", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	return p

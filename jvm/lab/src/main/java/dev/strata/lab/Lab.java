@@ -4,7 +4,8 @@ import java.util.Arrays;
 
 /**
  * The launcher's entry point: {@code broker <server.properties> <cluster id> <metrics port>
- * <metrics rules>} or {@code produce <bootstrap> <topic> <partitions> <replication factor> <bytes per second> <record bytes>}.
+ * <metrics rules>}, {@code produce <bootstrap> <topic> <partitions> <replication factor> <bytes per second> <record bytes> [brokers]}
+ * or {@code consume <bootstrap> <topic> <group>}.
  * Each mode runs until the process is stopped (the Go side sends SIGTERM, or SIGKILL to stop a
  * broker the hard way).
  */
@@ -23,6 +24,9 @@ public final class Lab {
       case "produce":
         Produce.main(rest);
         break;
+      case "consume":
+        Consume.main(rest);
+        break;
       default:
         usage();
     }
@@ -30,7 +34,8 @@ public final class Lab {
 
   private static void usage() {
     System.err.println("usage: broker <server.properties> <cluster id> <metrics port> <metrics rules>");
-    System.err.println("       produce <bootstrap> <topic> <partitions> <replication factor> <bytes per second> <record bytes>");
+    System.err.println("       produce <bootstrap> <topic> <partitions> <replication factor> <bytes per second> <record bytes> [brokers]");
+    System.err.println("       consume <bootstrap> <topic> <group>");
     System.exit(2);
   }
 }
