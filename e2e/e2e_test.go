@@ -318,6 +318,26 @@ func (s *suite) applySamples() {
 		}
 		return nil
 	})
+	// Driver and executors write their volumes (the checkpoint, spill, shuffle data) as the
+	// image's user (uid 185): the pods carry the fsGroup the kubelet gives the volumes to.
+	s.eventually("the Spark pods to carry fsGroup "+strconv.Itoa(desired.DefaultFSGroup), 5*time.Minute, func() error {
+		pods := &corev1.PodList{}
+		if err := s.c.List(s.ctx, pods, client.InNamespace(pipelineNamespace), client.HasLabels{"spark-role"}); err != nil {
+			return err
+		}
+		roles := map[string]bool{}
+		for _, pod := range pods.Items {
+			sc := pod.Spec.SecurityContext
+			if sc == nil || sc.FSGroup == nil || *sc.FSGroup != int64(desired.DefaultFSGroup) {
+				return fmt.Errorf("pod %s has securityContext %+v, want fsGroup %d", pod.Name, sc, desired.DefaultFSGroup)
+			}
+			roles[pod.Labels["spark-role"]] = true
+		}
+		if !roles["driver"] || !roles["executor"] {
+			return fmt.Errorf("Spark pods of roles %v, want a driver and an executor", roles)
+		}
+		return nil
+	})
 }
 
 // pipelineRef is the name and namespace of an applied pipeline as the builders name its children.
