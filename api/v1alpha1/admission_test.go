@@ -124,6 +124,25 @@ func TestDefaults(t *testing.T) {
 	if got != want {
 		t.Errorf("defaults:\n got %s\nwant %s", got, want)
 	}
+
+	// An empty rack key is accepted and kept (rack awareness off), not defaulted: defaults fill
+	// absent fields only.
+	u = pipeline(t)
+	if err := unstructured.SetNestedField(u.Object, "", "spec", "kafka", "rackTopologyKey"); err != nil {
+		t.Fatal(err)
+	}
+	u.SetName("rack-off")
+	if err := k8s.Create(context.Background(), u); err != nil {
+		t.Fatalf("an empty spec.kafka.rackTopologyKey refused: %v", err)
+	}
+	got2 := &unstructured.Unstructured{}
+	got2.SetGroupVersionKind(u.GroupVersionKind())
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(u), got2); err != nil {
+		t.Fatal(err)
+	}
+	if key, ok, _ := unstructured.NestedString(got2.Object, "spec", "kafka", "rackTopologyKey"); !ok || key != "" {
+		t.Errorf("rackTopologyKey %q (present %v), want \"\" kept", key, ok)
+	}
 }
 
 // TestPodSafetyAccepts: what the pod-safety rules must not refuse: a user's own Spark settings,

@@ -132,11 +132,14 @@ type KafkaSpec struct {
 	Brokers Range `json:"brokers"`
 	// storage places the brokers' logs on a tier.
 	Storage StorageRef `json:"storage"`
-	// rackTopologyKey is the node label that names failure domains; replicas are spread over it.
+	// rackTopologyKey is the node label that names failure domains; replicas are spread over it
+	// (Kafka's rack awareness, and the Kafka and Elasticsearch pods' topology spread). Empty
+	// ("") turns rack awareness off: the Kafka cluster gets no rack and the pods are spread over
+	// nodes (kubernetes.io/hostname) only. Rack awareness needs Strimzi's installation to let
+	// its operator bind the strimzi-kafka-broker ClusterRole (get nodes) to the brokers.
 	// +kubebuilder:default="kubernetes.io/hostname"
-	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=317
-	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
+	// +kubebuilder:validation:Pattern=`^$|^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
 	// +optional
 	RackTopologyKey string `json:"rackTopologyKey,omitempty"`
 	// topic is the topic the producers write and the Spark job reads.

@@ -60,3 +60,6 @@ const ImagePattern = `^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]
 // and a slash, then a name of at most 63 characters (k8s.io/apimachinery
 // pkg/util/validation.IsQualifiedName).
 const LabelKeyPattern = `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
+
+// RackKeyPattern is spec.kafka.rackTopologyKey's: a label key, or empty (rack awareness off).
+const RackKeyPattern = `^$|` + LabelKeyPattern

@@ -56,8 +56,8 @@ func TestPatternsAreTheLibraries(t *testing.T) {
 	if got := prop(pipeline, "spec.spark.image").Pattern; got != v1alpha1.ImagePattern || got != reference.ReferenceRegexp.String() {
 		t.Errorf("spec.spark.image pattern is not distribution/reference's ReferenceRegexp:\n%s\n%s", got, reference.ReferenceRegexp.String())
 	}
-	if got := prop(pipeline, "spec.kafka.rackTopologyKey").Pattern; got != v1alpha1.LabelKeyPattern {
-		t.Errorf("spec.kafka.rackTopologyKey pattern %s, want LabelKeyPattern", got)
+	if got := prop(pipeline, "spec.kafka.rackTopologyKey").Pattern; got != v1alpha1.RackKeyPattern {
+		t.Errorf("spec.kafka.rackTopologyKey pattern %s, want RackKeyPattern (empty, or LabelKeyPattern)", got)
 	}
 }
 

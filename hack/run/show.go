@@ -137,11 +137,14 @@ func orNone(v any) any {
 	return v
 }
 
+// childKinds are the kinds of a pipeline's children, in the order they are listed: every kind
+// desired.All builds, the Spark driver's ServiceAccount and RoleBinding included.
+var childKinds = []schema.GroupVersionKind{desired.ConfigMapGVK, desired.KafkaNodePoolGVK, desired.KafkaGVK,
+	desired.KafkaRebalanceGVK, desired.KafkaTopicGVK, desired.ElasticsearchGVK, desired.PersistentVolumeClaimGVK,
+	desired.ServiceAccountGVK, desired.RoleBindingGVK, desired.SparkApplicationGVK}
+
 // printChildren lists what the operator created for each sample pipeline.
 func printChildren(ctx context.Context, c client.Client, samples []*unstructured.Unstructured) error {
-	gvks := []schema.GroupVersionKind{desired.ConfigMapGVK, desired.KafkaNodePoolGVK, desired.KafkaGVK,
-		desired.KafkaRebalanceGVK, desired.KafkaTopicGVK, desired.ElasticsearchGVK, desired.PersistentVolumeClaimGVK,
-		desired.SparkApplicationGVK}
 	for _, s := range samples {
 		if s.GetKind() != "AnalyticsPipeline" {
 			continue
@@ -149,7 +152,7 @@ func printChildren(ctx context.Context, c client.Client, samples []*unstructured
 		fmt.Printf("Children of AnalyticsPipeline %s/%s:\n", s.GetNamespace(), s.GetName())
 		w := tabwriter.NewWriter(os.Stdout, 0, 4, 3, ' ', 0)
 		fmt.Fprintln(w, "KIND\tNAME\tSUMMARY")
-		for _, gvk := range gvks {
+		for _, gvk := range childKinds {
 			list := &unstructured.UnstructuredList{}
 			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 			if err := c.List(ctx, list, client.InNamespace(s.GetNamespace()),
@@ -169,13 +172,17 @@ func printChildren(ctx context.Context, c client.Client, samples []*unstructured
 // summary picks the figure the plan set on a child.
 func summary(o *unstructured.Unstructured) string {
 	num := func(path ...string) int64 { n, _, _ := unstructured.NestedInt64(o.Object, path...); return n }
+	str := func(path ...string) string { s, _, _ := unstructured.NestedString(o.Object, path...); return s }
 	switch o.GetKind() {
 	case "KafkaNodePool":
 		return fmt.Sprintf("replicas=%d", num("spec", "replicas"))
 	case "KafkaTopic":
 		return fmt.Sprintf("partitions=%d replicas=%d", num("spec", "partitions"), num("spec", "replicas"))
 	case "SparkApplication":
-		return fmt.Sprintf("executors=%d cores=%d", num("spec", "executor", "instances"), num("spec", "executor", "cores"))
+		return fmt.Sprintf("executors=%d cores=%d serviceAccount=%s", num("spec", "executor", "instances"),
+			num("spec", "executor", "cores"), str("spec", "driver", "serviceAccount"))
+	case "RoleBinding":
+		return fmt.Sprintf("%s/%s", str("roleRef", "kind"), str("roleRef", "name"))
 	case "Elasticsearch":
 		sets, _, _ := unstructured.NestedSlice(o.Object, "spec", "nodeSets")
 		var parts []string

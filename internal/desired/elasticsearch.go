@@ -104,6 +104,9 @@ func esContainer(plan v1alpha1.Plan, role string) object {
 func nodeSet(p *v1alpha1.AnalyticsPipeline, name string, count int64, roles []any,
 	size resource.Quantity, storageClass string, container object) object {
 	key := rackTopologyKey(p)
+	if key == "" { // rack awareness off: spread over nodes only
+		key = HostnameTopologyKey
+	}
 	claim := object{
 		"accessModes": []any{"ReadWriteOnce"},
 		"resources":   object{"requests": object{"storage": size.String()}},

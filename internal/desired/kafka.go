@@ -16,7 +16,13 @@ import (
 // The cluster gets:
 //   - two internal listeners, plain on 9092 (what the Spark job uses) and TLS on 9093;
 //   - broker.rack from the nodes' spec.kafka.rackTopologyKey label, so that Kafka spreads a
-//     partition's replicas over failure domains;
+//     partition's replicas over failure domains; none when the key is empty (rack awareness
+//     off). Strimzi's brokers then need to read their node: Strimzi binds its
+//     strimzi-kafka-broker ClusterRole (get nodes) to the brokers' ServiceAccount with a
+//     ClusterRoleBinding of its own, which its installation lets it delegate
+//     (strimzi-kafka-operator 1.2.0, cluster-operator/src/main/java/io/strimzi/operator/
+//     cluster/model/KafkaCluster.java, generateClusterRoleBinding; packaging/install/
+//     cluster-operator/030-ClusterRole-strimzi-kafka-broker.yaml);
 //   - the plan's replication factor and min.insync.replicas as broker defaults, also for the
 //     internal offsets and transaction topics, and no topic auto-creation: topics come from
 //     KafkaTopic objects;
@@ -34,7 +40,6 @@ func Kafka(in Inputs) *unstructured.Unstructured {
 			object{"name": "plain", "port": KafkaPlainPort, "type": "internal", "tls": false},
 			object{"name": "tls", "port": KafkaTLSPort, "type": "internal", "tls": true},
 		},
-		"rack":   object{"topologyKey": rackTopologyKey(p)},
 		"config": kafkaConfig(in.Plan),
 		"metricsConfig": object{
 			"type": "jmxPrometheusExporter",
@@ -43,6 +48,9 @@ func Kafka(in Inputs) *unstructured.Unstructured {
 				"key":  KafkaMetricsConfigKey,
 			}},
 		},
+	}
+	if key := rackTopologyKey(p); key != "" {
+		kafka["rack"] = object{"topologyKey": key}
 	}
 	if p.Spec.Kafka.Version != "" {
 		kafka["version"] = p.Spec.Kafka.Version

@@ -80,8 +80,7 @@ const (
 // Defaults of the API, mirrored so that a pipeline that never went through the API server (a
 // test, `strata plan -f`) builds the same children as a defaulted one.
 const (
-	DefaultRackTopologyKey = HostnameTopologyKey
-	DefaultSparkVersion    = "4.0.1"
+	DefaultSparkVersion = "4.0.1"
 	// DefaultFSGroup is the group of the apache/spark images' user (uid and gid 185: apache/spark
 	// v4.0.2, resource-managers/kubernetes/docker/src/main/dockerfiles/spark/Dockerfile,
 	// ARG spark_uid=185).
@@ -177,13 +176,10 @@ func placement(plan v1alpha1.Plan, role string) (v1alpha1.StoragePlacement, bool
 	return v1alpha1.StoragePlacement{}, false
 }
 
-// rackTopologyKey is the node label naming p's failure domains.
-func rackTopologyKey(p *v1alpha1.AnalyticsPipeline) string {
-	if p.Spec.Kafka.RackTopologyKey != "" {
-		return p.Spec.Kafka.RackTopologyKey
-	}
-	return DefaultRackTopologyKey
-}
+// rackTopologyKey is the node label naming p's failure domains; empty when spec.kafka.
+// rackTopologyKey is set empty, which turns rack awareness off (the API server defaults an
+// absent key to kubernetes.io/hostname, so only an explicit "" reaches here empty).
+func rackTopologyKey(p *v1alpha1.AnalyticsPipeline) string { return p.Spec.Kafka.RackTopologyKey }
 
 // deleteVolumes says whether p's Kafka and Elasticsearch volumes go with it
 // (spec.volumeReclaimPolicy: Delete); the default, Retain, keeps them.

@@ -115,7 +115,7 @@ func poolSpread(p *v1alpha1.AnalyticsPipeline, pool string) []any {
 		"maxSkew": int64(1), "topologyKey": HostnameTopologyKey, "whenUnsatisfiable": "DoNotSchedule",
 		"labelSelector": selector,
 	}}
-	if key := rackTopologyKey(p); key != HostnameTopologyKey {
+	if key := rackTopologyKey(p); key != "" && key != HostnameTopologyKey {
 		out = append(out, object{
 			"maxSkew": int64(1), "topologyKey": key, "whenUnsatisfiable": "ScheduleAnyway",
 			"labelSelector": selector,

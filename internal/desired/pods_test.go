@@ -3,6 +3,7 @@ package desired
 import (
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 )
 
@@ -62,13 +63,14 @@ func TestElasticsearchVirtualMemory(t *testing.T) {
 }
 
 func TestKafkaPoolsSpread(t *testing.T) {
-	for _, key := range []string{"kubernetes.io/hostname", "topology.kubernetes.io/zone"} {
+	// "" turns rack awareness off: spread over nodes only.
+	for _, key := range []string{"kubernetes.io/hostname", "topology.kubernetes.io/zone", ""} {
 		in := splitTiers()
 		in.Pipeline.Spec.Kafka.RackTopologyKey = key
 		for _, pool := range NodePools(in) {
 			spread := field(t, pool, "spec", "template", "pod", "topologySpreadConstraints").([]any)
 			want := map[string]string{"kubernetes.io/hostname": "DoNotSchedule"}
-			if key != "kubernetes.io/hostname" {
+			if key != "kubernetes.io/hostname" && key != "" {
 				want[key] = "ScheduleAnyway"
 			}
 			if len(spread) != len(want) {
@@ -82,6 +84,28 @@ func TestKafkaPoolsSpread(t *testing.T) {
 					labels[StrimziPoolLabel] != pool.GetName() || labels[StrimziClusterLabel] != KafkaName(in.Pipeline) {
 					t.Errorf("%s: constraint %v, want %s over %s selecting the pool's pods", pool.GetName(), m, want[k], k)
 				}
+			}
+		}
+	}
+}
+
+// TestRackAwarenessOff: an empty spec.kafka.rackTopologyKey gives the Kafka cluster no rack (no
+// broker.rack, no node affinity, no ClusterRoleBinding for Strimzi to make), and the
+// Elasticsearch nodeSets spread over nodes without zone awareness.
+func TestRackAwarenessOff(t *testing.T) {
+	for _, key := range []string{"kubernetes.io/hostname", ""} {
+		in := splitTiers()
+		in.Pipeline.Spec.Kafka.RackTopologyKey = key
+		rack, hasRack, _ := unstructured.NestedMap(Kafka(in).Object, "spec", "kafka", "rack")
+		if hasRack != (key != "") || (hasRack && rack["topologyKey"] != key) {
+			t.Errorf("key %q: spec.kafka.rack %v, want %v", key, rack, key != "")
+		}
+		sets, _, _ := unstructured.NestedSlice(Elasticsearch(in).Object, "spec", "nodeSets")
+		for _, s := range sets {
+			set := s.(map[string]any)
+			spread, _, _ := unstructured.NestedSlice(set, "podTemplate", "spec", "topologySpreadConstraints")
+			if len(spread) != 1 || spread[0].(map[string]any)["topologyKey"] != "kubernetes.io/hostname" || set["zoneAwareness"] != nil {
+				t.Errorf("key %q: nodeSet %v spread %v zoneAwareness %v, want over kubernetes.io/hostname only", key, set["name"], spread, set["zoneAwareness"])
 			}
 		}
 	}
