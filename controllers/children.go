@@ -76,15 +76,20 @@ func reasonMessage(cond map[string]any) string {
 	return strings.TrimSuffix(fmt.Sprintf("%v: %v", cond["reason"], cond["message"]), ": <nil>")
 }
 
-// kafkaStatus: Strimzi reports the Kafka cluster and the topic Ready.
-func kafkaStatus(kafka, topic *unstructured.Unstructured) childStatus {
+// kafkaStatus: Strimzi reports the Kafka cluster, the topic and the job's KafkaUser Ready. The
+// User Operator writes the same Ready/NotReady conditions (user-operator/.../
+// UserControllerLoop.java, through StatusUtils); until it has, the job cannot authenticate.
+func kafkaStatus(kafka, topic, user *unstructured.Unstructured) childStatus {
 	if ok, msg := readyCondition(kafka); !ok {
 		return progressing("Kafka %s: %s", nameOf(kafka), msg)
 	}
 	if ok, msg := readyCondition(topic); !ok {
 		return progressing("KafkaTopic %s: %s", nameOf(topic), msg)
 	}
-	return childStatus{metav1.ConditionTrue, v1alpha1.ReasonAvailable, "Strimzi reports the Kafka cluster and the topic Ready"}
+	if ok, msg := readyCondition(user); !ok {
+		return progressing("KafkaUser %s: %s", nameOf(user), msg)
+	}
+	return childStatus{metav1.ConditionTrue, v1alpha1.ReasonAvailable, "Strimzi reports the Kafka cluster, the topic and the job's user Ready"}
 }
 
 // sparkStatus reads the Spark operator's status.applicationState.state (kubeflow/spark-operator

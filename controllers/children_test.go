@@ -57,35 +57,42 @@ func checkStatus(t *testing.T, cases []statusCase) {
 func TestKafkaStatusFromStrimzi(t *testing.T) {
 	ready := child("sensors", conds(cond("Ready", "True", "", "")))
 	topicReady := child("sensors", conds(cond("Ready", "True", "", "")))
+	userReady := child("sensors-ingest", conds(cond("Ready", "True", "", "")))
+	ks := func(kafka, topic *unstructured.Unstructured) childStatus { return kafkaStatus(kafka, topic, userReady) }
 	F, T := metav1.ConditionFalse, metav1.ConditionTrue
 	P, A := v1alpha1.ReasonProgressing, v1alpha1.ReasonAvailable
 	checkStatus(t, []statusCase{
-		{"no Kafka yet", kafkaStatus(nil, nil), F, P, "not created yet"},
-		{"no status yet", kafkaStatus(child("sensors", nil), topicReady), F, P, "no Ready condition reported yet"},
+		{"no Kafka yet", ks(nil, nil), F, P, "not created yet"},
+		{"no status yet", ks(child("sensors", nil), topicReady), F, P, "no Ready condition reported yet"},
 		// strimzi-kafka-operator 1.2.0, operator-common/.../model/StatusUtils.java:
 		// setStatusConditionAndObservedGeneration writes Ready/True on success...
-		{"Ready", kafkaStatus(ready, topicReady), T, A, "Kafka cluster and the topic Ready"},
+		{"Ready", ks(ready, topicReady), T, A, "Kafka cluster, the topic and the job's user Ready"},
 		// ...and NotReady/True with the error's reason and message on failure.
-		{"NotReady", kafkaStatus(child("sensors", conds(cond("NotReady", "True", "InvalidResourceException",
+		{"NotReady", ks(child("sensors", conds(cond("NotReady", "True", "InvalidResourceException",
 			"Kafka version 9.9.9 is not supported"))), topicReady), F, P, "InvalidResourceException: Kafka version 9.9.9 is not supported"},
 		// Same file: Warning conditions stand beside Ready (deprecated fields, ...) and change nothing.
-		{"Ready with a warning", kafkaStatus(child("sensors", conds(cond("Warning", "True", "DeprecatedFields", "x"),
+		{"Ready with a warning", ks(child("sensors", conds(cond("Warning", "True", "DeprecatedFields", "x"),
 			cond("Ready", "True", "", ""))), topicReady), T, A, "Ready"},
 		// Same file: ReconciliationPaused while strimzi.io/pause-reconciliation is "true".
-		{"paused", kafkaStatus(child("sensors", conds(cond("ReconciliationPaused", "True", "", ""))), topicReady),
+		{"paused", ks(child("sensors", conds(cond("ReconciliationPaused", "True", "", ""))), topicReady),
 			F, P, "reconciliation paused"},
 		// status.observedGeneration behind metadata.generation: the operator has not seen the change.
-		{"generation not observed", kafkaStatus(child("sensors", map[string]any{"observedGeneration": int64(1),
+		{"generation not observed", ks(child("sensors", map[string]any{"observedGeneration": int64(1),
 			"conditions": []any{cond("Ready", "True", "", "")}}), topicReady), F, P, "generation 2 not yet observed"},
 		// Strimzi 0.x wrote Ready/False; still read.
-		{"Ready False", kafkaStatus(child("sensors", conds(cond("Ready", "False", "Creating", "waiting"))), topicReady),
+		{"Ready False", ks(child("sensors", conds(cond("Ready", "False", "Creating", "waiting"))), topicReady),
 			F, P, "Creating: waiting"},
 		// topic-operator/.../BatchingTopicController.java: Unmanaged for strimzi.io/managed "false".
-		{"topic unmanaged", kafkaStatus(ready, child("sensors", conds(cond("Unmanaged", "True", "", "")))),
+		{"topic unmanaged", ks(ready, child("sensors", conds(cond("Unmanaged", "True", "", "")))),
 			F, P, "not managed by the Topic Operator"},
-		{"topic NotReady", kafkaStatus(ready, child("sensors", conds(cond("NotReady", "True", "KafkaError",
+		{"topic NotReady", ks(ready, child("sensors", conds(cond("NotReady", "True", "KafkaError",
 			"Policy violation")))), F, P, "KafkaTopic sensors: KafkaError: Policy violation"},
-		{"no topic yet", kafkaStatus(ready, nil), F, P, "KafkaTopic : not created yet"},
+		{"no topic yet", ks(ready, nil), F, P, "KafkaTopic : not created yet"},
+		// The User Operator's KafkaUser: the job cannot authenticate before it is Ready.
+		{"no user yet", kafkaStatus(ready, topicReady, nil), F, P, "KafkaUser : not created yet"},
+		{"user NotReady", kafkaStatus(ready, topicReady, child("sensors-ingest", conds(cond("NotReady", "True",
+			"InvalidResourceException", "Authorization needs to be enabled in the Kafka custom resource")))),
+			F, P, "KafkaUser sensors-ingest: InvalidResourceException"},
 	})
 }
 

@@ -33,12 +33,15 @@ var ChildKinds = []ChildKind{
 	strimziKind(desired.KafkaNodePoolGVK, "kafkanodepools"),
 	strimziKind(desired.KafkaTopicGVK, "kafkatopics"),
 	strimziKind(desired.KafkaRebalanceGVK, "kafkarebalances"),
+	strimziKind(desired.KafkaUserGVK, "kafkausers"), // the job's Kafka identity
 	{GVK: desired.SparkApplicationGVK, CRD: "sparkapplications.sparkoperator.k8s.io",
 		Operator: "the Kubeflow Spark operator 2.x", Condition: v1alpha1.ConditionSparkReady},
 	// The ingestion job's checkpoint (Strata's own job only), reported with the job.
 	{GVK: desired.PersistentVolumeClaimGVK, Condition: v1alpha1.ConditionSparkReady},
 	{GVK: desired.ElasticsearchGVK, CRD: "elasticsearches.elasticsearch.k8s.elastic.co",
 		Operator: "ECK 3.x", Condition: v1alpha1.ConditionElasticsearchReady},
+	// The job's Elasticsearch user and role, reported with Elasticsearch.
+	{GVK: desired.SecretGVK, Condition: v1alpha1.ConditionElasticsearchReady},
 	// The Spark driver's identity.
 	{GVK: desired.ServiceAccountGVK, Condition: v1alpha1.ConditionSparkReady},
 	{GVK: desired.RoleBindingGVK, Condition: v1alpha1.ConditionSparkReady},

@@ -18,7 +18,8 @@ func setChildConditions(conds conditions, p *v1alpha1.AnalyticsPipeline, missing
 	statuses := map[string]func() childStatus{
 		v1alpha1.ConditionKafkaReady: func() childStatus {
 			return kafkaStatus(obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
-				obs.get(desired.KafkaTopicGVK, p.Namespace, desired.KafkaTopicName(p)))
+				obs.get(desired.KafkaTopicGVK, p.Namespace, desired.KafkaTopicName(p)),
+				obs.get(desired.KafkaUserGVK, p.Namespace, desired.KafkaUserName(p)))
 		},
 		v1alpha1.ConditionSparkReady: func() childStatus {
 			return sparkStatus(obs.get(desired.SparkApplicationGVK, p.Namespace, desired.SparkApplicationName(p)))

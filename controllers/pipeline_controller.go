@@ -61,12 +61,13 @@ type PipelineReconciler struct {
 // +kubebuilder:rbac:groups=strata.dev,resources=storagetiers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkas;kafkanodepools;kafkatopics;kafkarebalances,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkas;kafkanodepools;kafkatopics;kafkarebalances;kafkausers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=sparkoperator.k8s.io,resources=sparkapplications,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=elasticsearch.k8s.elastic.co,resources=elasticsearches,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create;update;patch;delete
 
 // Reconcile is a table of contents: each step reads or fills in the reconcile's scope and has
@@ -85,6 +86,7 @@ func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		r.observeChildren,  // the children as the cache has them
 		r.autoscaleStep,    // the autoscaler's targets, as overrides on the spec
 		r.planStep,         // the plan (pure): PlanValid
+		r.credentialsStep,  // the job's Elasticsearch password: kept, or generated once
 		r.buildDesired,     // the desired children (pure)
 		r.kafkaClusterStep, // record the Kafka cluster ID; reuse a retained one
 		r.applyChildren,    // apply every child, prune the unwanted; failures are collected

@@ -36,11 +36,12 @@ type scope struct {
 	observed    observed // the children, by identity; the apply step records the server's answers
 
 	// Computed.
-	effective *v1alpha1.AnalyticsPipeline // the pipeline with the autoscaler's targets applied
-	plan      v1alpha1.Plan
-	planned   bool // plan is valid enough to apply
-	desired   []*unstructured.Unstructured
-	failures  []*childError // children the API server refused to apply or delete
+	effective  *v1alpha1.AnalyticsPipeline // the pipeline with the autoscaler's targets applied
+	plan       v1alpha1.Plan
+	planned    bool   // plan is valid enough to apply
+	esPassword string // the job's Elasticsearch password (credentialsStep)
+	desired    []*unstructured.Unstructured
+	failures   []*childError // children the API server refused to apply or delete
 }
 
 // load reads the pipeline and returns its scope; nil when there is nothing to reconcile (the

@@ -166,7 +166,7 @@ func (r *PipelineReconciler) buildDesired(_ context.Context, s *scope) error {
 	for _, gvk := range s.served {
 		served[gvk.String()] = true
 	}
-	in := desired.Inputs{Pipeline: s.pipeline, Plan: s.plan, IngestImage: r.IngestImage,
+	in := desired.Inputs{Pipeline: s.pipeline, Plan: s.plan, IngestImage: r.IngestImage, ElasticsearchPassword: s.esPassword,
 		BrokersLeaving: brokersLeaving(s.observed, s.pipeline, s.plan.Brokers)}
 	for _, obj := range desired.All(in) {
 		if served[obj.GroupVersionKind().String()] {

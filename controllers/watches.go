@@ -60,7 +60,8 @@ func (w *childWatches) ensure(gvks []schema.GroupVersionKind) error {
 // from the cache as unstructured objects (they are third-party kinds), and the ConfigMap and
 // PersistentVolume caches hold only Strata's own objects (the setting is per kind, for typed and
 // unstructured reads): a large cluster's volumes and ConfigMaps are none of the operator's
-// business, and so are its ServiceAccounts and RoleBindings. Local volume names carry a hash of tier, node and path, so a volume of someone
+// business, and so are its ServiceAccounts, RoleBindings and Secrets (the operator keeps no other
+// Secret in memory). Local volume names carry a hash of tier, node and path, so a volume of someone
 // else's with the same name is not a practical concern.
 func ManagerOptions(o ctrl.Options) ctrl.Options {
 	o.Client.Cache = &client.CacheOptions{Unstructured: true}
@@ -72,5 +73,6 @@ func ManagerOptions(o ctrl.Options) ctrl.Options {
 	o.Cache.ByObject[&corev1.PersistentVolume{}] = cache.ByObject{Label: managed}
 	o.Cache.ByObject[&corev1.ServiceAccount{}] = cache.ByObject{Label: managed}
 	o.Cache.ByObject[&rbacv1.RoleBinding{}] = cache.ByObject{Label: managed}
+	o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Label: managed}
 	return o
 }

@@ -338,6 +338,43 @@ func (s *suite) applySamples() {
 		}
 		return nil
 	})
+	s.checkJobCredentials(pipelineRef(pipeline))
+}
+
+// checkJobCredentials: the User Operator made the job's KafkaUser Secret, with the JAAS line the
+// job reads, and the driver pod takes its credentials from Secrets by secretKeyRef (the pod
+// template's env, which Spark keeps), none of them ECK's elastic user.
+func (s *suite) checkJobCredentials(p *v1alpha1.AnalyticsPipeline) {
+	s.eventually("the User Operator's Secret for the job's KafkaUser", 5*time.Minute, func() error {
+		secret := &corev1.Secret{}
+		if err := s.c.Get(s.ctx, client.ObjectKey{Namespace: p.Namespace, Name: desired.KafkaUserName(p)}, secret); err != nil {
+			return err
+		}
+		if len(secret.Data[desired.KafkaUserJaasKey]) == 0 {
+			return fmt.Errorf("Secret %s has no %s", secret.Name, desired.KafkaUserJaasKey)
+		}
+		return nil
+	})
+	s.eventually("the driver's credentials from the job's Secrets", 5*time.Minute, func() error {
+		pods := &corev1.PodList{}
+		if err := s.c.List(s.ctx, pods, client.InNamespace(p.Namespace), client.MatchingLabels{"spark-role": "driver"}); err != nil {
+			return err
+		}
+		if len(pods.Items) == 0 {
+			return fmt.Errorf("no driver pod")
+		}
+		refs := map[string]string{}
+		for _, e := range pods.Items[0].Spec.Containers[0].Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				refs[e.Name] = e.ValueFrom.SecretKeyRef.Name
+			}
+		}
+		if refs[desired.KafkaSaslJaasEnv] != desired.KafkaUserName(p) ||
+			refs[desired.ESPasswordEnv] != desired.ElasticsearchUserSecretName(p) {
+			return fmt.Errorf("driver env from Secrets %v", refs)
+		}
+		return nil
+	})
 }
 
 // pipelineRef is the name and namespace of an applied pipeline as the builders name its children.

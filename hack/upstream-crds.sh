@@ -36,7 +36,7 @@ fetch() { # fetch FOLDER URL
   mv "$out/$1/$(basename "$2").tmp" "$out/$1/$(basename "$2")"
 }
 
-for f in 040-Crd-kafka 043-Crd-kafkatopic 045-Crd-kafkanodepool 049-Crd-kafkarebalance; do
+for f in 040-Crd-kafka 043-Crd-kafkatopic 044-Crd-kafkauser 045-Crd-kafkanodepool 049-Crd-kafkarebalance; do
   fetch "$strimzi" "$gh/strimzi/strimzi-kafka-operator/$STRIMZI_VERSION/packaging/install/cluster-operator/$f.yaml"
 done
 for f in sparkapplications scheduledsparkapplications; do

@@ -8,8 +8,10 @@ import (
 //   - the Kafka metrics ConfigMap and the rebalance template before the Kafka that names them
 //     (Strimzi fails a reconcile whose ConfigMap is missing);
 //   - the node pools before the Kafka (a KRaft cluster without pools does not start);
-//   - the topic after its cluster;
-//   - Elasticsearch before the SparkApplication, whose pods need ECK's secrets;
+//   - the topic and the job's KafkaUser after their cluster;
+//   - the job's Elasticsearch user and role Secrets before the Elasticsearch that names them
+//     (ECK records a warning for a missing one), and Elasticsearch before the
+//     SparkApplication, whose pods need ECK's CA Secret;
 //   - the checkpoint claim (Strata's own job only) before the SparkApplication whose driver
 //     mounts it;
 //   - the driver's ServiceAccount and RoleBinding before the SparkApplication that runs as it
@@ -23,7 +25,8 @@ func All(in Inputs) []*unstructured.Unstructured {
 		objs = append(objs, t)
 	}
 	objs = append(objs, NodePools(in)...)
-	objs = append(objs, Kafka(in), Topic(in), Elasticsearch(in))
+	objs = append(objs, Kafka(in), Topic(in), KafkaUser(in),
+		ElasticsearchUserSecret(in), ElasticsearchRolesSecret(in), Elasticsearch(in))
 	if c := CheckpointClaim(in); c != nil {
 		objs = append(objs, c)
 	}

@@ -73,6 +73,7 @@ func Elasticsearch(in Inputs) *unstructured.Unstructured {
 	spec := object{
 		"version":                 version,
 		"volumeClaimDeletePolicy": policy,
+		"auth":                    ElasticsearchAuth(p), // the job's own user (elasticsearchuser.go)
 		"nodeSets": []any{
 			nodeSet(p, MasterNodeSet, masters, []any{"master"}, masterSize, masterClass,
 				esContainer(in.Plan, v1alpha1.RoleElasticsearchMaster)),

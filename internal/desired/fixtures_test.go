@@ -17,13 +17,21 @@ type testCase struct {
 }
 
 func testCases() []testCase {
-	return []testCase{
+	cases := []testCase{
 		{name: "split-tiers", in: splitTiers()},
 		{name: "single-tier-delete", in: singleTierDelete()},
 		{name: "last-broker-leaving", in: lastBrokerLeaving()},
 		{name: "strata-job", in: strataJob()},
 	}
+	for i := range cases {
+		// The password the controller would have generated once (a fixed one: golden files).
+		cases[i].in.ElasticsearchPassword = goldenPassword
+	}
+	return cases
 }
+
+// goldenPassword stands for the job's generated Elasticsearch password in the golden files.
+const goldenPassword = "golden-password-of-the-test-0001"
 
 func q(s string) resource.Quantity { return resource.MustParse(s) }
 

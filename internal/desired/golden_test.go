@@ -57,7 +57,8 @@ func TestDeterministic(t *testing.T) {
 }
 
 // TestAllOrderAndKinds pins the apply order: ConfigMap, rebalance template (with Cruise
-// Control only), node pools, Kafka, topic, Elasticsearch, the checkpoint claim (Strata's own
+// Control only), node pools, Kafka, topic, the job's KafkaUser, its Elasticsearch user and role
+// Secrets, Elasticsearch, the checkpoint claim (Strata's own
 // job only), the driver's ServiceAccount and RoleBinding (unless the spec names its own
 // ServiceAccount, as split-tiers does), SparkApplication.
 func TestAllOrderAndKinds(t *testing.T) {
@@ -71,16 +72,17 @@ func TestAllOrderAndKinds(t *testing.T) {
 	want := map[string][]string{
 		"split-tiers": {"ConfigMap/sensors-kafka-metrics", "KafkaRebalance/sensors-rebalance-template",
 			"KafkaNodePool/sensors-controller", "KafkaNodePool/sensors-broker", "Kafka/sensors", "KafkaTopic/sensors",
-			"Elasticsearch/sensors", "SparkApplication/sensors"},
+			"KafkaUser/sensors-ingest", "Secret/sensors-ingest-es-user", "Secret/sensors-ingest-es-roles", "Elasticsearch/sensors", "SparkApplication/sensors"},
 		"last-broker-leaving": {"ConfigMap/sensors-kafka-metrics", "KafkaRebalance/sensors-rebalance-template",
 			"KafkaNodePool/sensors-controller", "KafkaNodePool/sensors-broker", "Kafka/sensors", "KafkaTopic/sensors",
-			"Elasticsearch/sensors", "SparkApplication/sensors"},
+			"KafkaUser/sensors-ingest", "Secret/sensors-ingest-es-user", "Secret/sensors-ingest-es-roles", "Elasticsearch/sensors", "SparkApplication/sensors"},
 		"single-tier-delete": {"ConfigMap/clicks-kafka-metrics", "KafkaNodePool/clicks-controller",
-			"KafkaNodePool/clicks-broker", "Kafka/clicks", "KafkaTopic/clicks", "Elasticsearch/clicks",
+			"KafkaNodePool/clicks-broker", "Kafka/clicks", "KafkaTopic/clicks", "KafkaUser/clicks-ingest",
+			"Secret/clicks-ingest-es-user", "Secret/clicks-ingest-es-roles", "Elasticsearch/clicks",
 			"ServiceAccount/clicks-spark", "RoleBinding/clicks-spark", "SparkApplication/clicks"},
 		"strata-job": {"ConfigMap/sensors-kafka-metrics", "KafkaRebalance/sensors-rebalance-template",
 			"KafkaNodePool/sensors-controller", "KafkaNodePool/sensors-broker", "Kafka/sensors", "KafkaTopic/sensors",
-			"Elasticsearch/sensors", "PersistentVolumeClaim/sensors-checkpoint", "SparkApplication/sensors"},
+			"KafkaUser/sensors-ingest", "Secret/sensors-ingest-es-user", "Secret/sensors-ingest-es-roles", "Elasticsearch/sensors", "PersistentVolumeClaim/sensors-checkpoint", "SparkApplication/sensors"},
 	}
 	for _, tc := range testCases() {
 		if got := kinds(tc.in); !reflect.DeepEqual(got, want[tc.name]) {

@@ -24,7 +24,10 @@ func TestNames(t *testing.T) {
 		{"KafkaMetricsConfigMapName", KafkaMetricsConfigMapName(p), "sensors-kafka-metrics"},
 		{"RebalanceTemplateName", RebalanceTemplateName(p), "sensors-rebalance-template"},
 		{"ElasticsearchServiceURL", ElasticsearchServiceURL(p), "https://sensors-es-http.analytics.svc:9200"},
-		{"ElasticsearchUserSecret", ElasticsearchUserSecret(p), "sensors-es-elastic-user"},
+		{"ElasticsearchUserSecretName", ElasticsearchUserSecretName(p), "sensors-ingest-es-user"},
+		{"ElasticsearchRolesSecretName", ElasticsearchRolesSecretName(p), "sensors-ingest-es-roles"},
+		{"ElasticsearchJobUser", ElasticsearchJobUser(p), "sensors-ingest"},
+		{"KafkaUserName", KafkaUserName(p), "sensors-ingest"},
 		{"ElasticsearchCASecret", ElasticsearchCASecret(p), "sensors-es-http-certs-public"},
 		{"ElasticsearchStatefulSetName", ElasticsearchStatefulSetName(p, "data"), "sensors-es-data"},
 	} {

@@ -55,6 +55,7 @@ const (
 	ESUserEnvConf            = "spark.strata.elasticsearch.userEnv"
 	ESPasswordEnvConf        = "spark.strata.elasticsearch.passwordEnv"
 	ESShardsConf             = "spark.strata.elasticsearch.shards"
+	KafkaSaslJaasEnvConf     = "spark.strata.kafka.saslJaasConfigEnv"
 )
 
 // PersistentVolumeClaimGVK is the checkpoint claim's kind.
@@ -126,11 +127,12 @@ func ingestJobConf(conf map[string]string, in Inputs) {
 	conf[MinPartitionsConf] = strconv.FormatInt(executors*cores, 10)
 
 	conf[ESURLConf] = ElasticsearchServiceURL(p)
-	conf[ESIndexConf] = p.Name // a Kubernetes name: lower case, a valid index name
+	conf[ESIndexConf] = ElasticsearchIndex(p)
 	conf[ESCAPathConf] = ElasticsearchCAMountPath + "/" + ElasticsearchCAKey
-	// The variables sparkconf.go sets from ECK's elastic user and its Secret.
-	conf[ESUserEnvConf] = "ES_USER"
-	conf[ESPasswordEnvConf] = "ES_PASSWORD"
+	// The variables the containers get from the job's Secrets (sparkconf.go, secretEnv).
+	conf[ESUserEnvConf] = ESUserEnv
+	conf[ESPasswordEnvConf] = ESPasswordEnv
+	conf[KafkaSaslJaasEnvConf] = KafkaSaslJaasEnv
 	// The job requires a shard count for its index template; a plan that has none (no data
 	// node planned yet) gets one shard per planned data node, at least one.
 	if conf[ESShardsConf] == "" {

@@ -71,7 +71,6 @@ func sortedKeys(m map[string]bool) []string {
 
 // notWritten are the job's optional keys the operator leaves at the job's defaults.
 var notWritten = map[string]bool{
-	"spark.strata.kafka.saslJaasConfigEnv":       true, // no KafkaUser yet: no SASL
 	"spark.strata.elasticsearch.deadLetterIndex": true, // <index>-deadletter
 	"spark.strata.elasticsearch.bulkActions":     true,
 	"spark.strata.elasticsearch.bulkBytes":       true,

@@ -14,7 +14,13 @@ import (
 // annotations of the 0.3x/0.4x releases are ignored since 0.48, so none is set.
 //
 // The cluster gets:
-//   - two internal listeners, plain on 9092 (what the Spark job uses) and TLS on 9093;
+//   - two internal listeners: plain on 9092, where clients authenticate with SCRAM-SHA-512 (the
+//     Spark job, as its KafkaUser), and TLS on 9093 with client certificates (mTLS, for
+//     producers given a KafkaUser of type tls); and simple authorization, so that each
+//     principal gets only its KafkaUser's ACLs (Strimzi's own components are super users:
+//     strimzi-kafka-operator 1.2.0, cluster-operator/src/main/java/io/strimzi/operator/
+//     cluster/model/KafkaBrokerConfigurationBuilder.java, withAuthorization). See
+//     docs/security.md;
 //   - broker.rack from the nodes' spec.kafka.rackTopologyKey label, so that Kafka spreads a
 //     partition's replicas over failure domains; none when the key is empty (rack awareness
 //     off). Strimzi's brokers then need to read their node: Strimzi binds its
@@ -27,7 +33,8 @@ import (
 //     internal offsets and transaction topics, and no topic auto-creation: topics come from
 //     KafkaTopic objects;
 //   - Prometheus metrics through the JMX exporter, configured by KafkaMetricsConfigMap;
-//   - the Topic Operator (KafkaTopic needs it) and the Kafka Exporter (consumer lag);
+//   - the Topic Operator (KafkaTopic needs it), the User Operator (KafkaUser needs it) and the
+//     Kafka Exporter (consumer lag);
 //   - Cruise Control with the brokers' network capacity from the bandwidth model (without it
 //     Cruise Control assumes about 10 MB/s per broker and drops its network goals) and CPU
 //     from the plan's resources (without it, 1 core), and
@@ -37,10 +44,13 @@ func Kafka(in Inputs) *unstructured.Unstructured {
 	p := in.Pipeline
 	kafka := object{
 		"listeners": []any{
-			object{"name": "plain", "port": KafkaPlainPort, "type": "internal", "tls": false},
-			object{"name": "tls", "port": KafkaTLSPort, "type": "internal", "tls": true},
+			object{"name": "plain", "port": KafkaPlainPort, "type": "internal", "tls": false,
+				"authentication": object{"type": "scram-sha-512"}},
+			object{"name": "tls", "port": KafkaTLSPort, "type": "internal", "tls": true,
+				"authentication": object{"type": "tls"}},
 		},
-		"config": kafkaConfig(in.Plan),
+		"authorization": object{"type": "simple"},
+		"config":        kafkaConfig(in.Plan),
 		"metricsConfig": object{
 			"type": "jmxPrometheusExporter",
 			"valueFrom": object{"configMapKeyRef": object{
@@ -57,7 +67,7 @@ func Kafka(in Inputs) *unstructured.Unstructured {
 	}
 	spec := object{
 		"kafka":          kafka,
-		"entityOperator": object{"topicOperator": object{}},
+		"entityOperator": object{"topicOperator": object{}, "userOperator": object{}},
 		"kafkaExporter":  object{"topicRegex": ".*", "groupRegex": ".*"},
 	}
 	if cc := cruiseControl(in); cc != nil {

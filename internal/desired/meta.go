@@ -23,6 +23,10 @@ type Inputs struct {
 	// even when the plan has one broker left, since Strimzi removes a broker only once Cruise
 	// Control's remove-brokers rebalance has moved its partitions off (see hasCruiseControl).
 	BrokersLeaving bool
+	// ElasticsearchPassword is the password of the job's Elasticsearch user: read from its
+	// Secret, or generated once by the controller when the Secret does not exist yet; empty
+	// (a dry run, `strata plan`): the Secret is built without one.
+	ElasticsearchPassword string
 	// IngestImage is Strata's job image, for pipelines that name none (the manager's
 	// --ingest-image); empty: DefaultIngestImage.
 	IngestImage string
@@ -198,9 +202,6 @@ const (
 
 	// ElasticsearchPort is the port of the Elasticsearch HTTP service (TLS, ECK's default).
 	ElasticsearchPort = 9200
-	// ElasticsearchUser is the superuser ECK creates; its password is in ElasticsearchUserSecret
-	// under this same key.
-	ElasticsearchUser = "elastic"
 	// ElasticsearchCAKey is the CA certificate's key in ElasticsearchCASecret.
 	ElasticsearchCAKey = "ca.crt"
 	// ElasticsearchDataVolume is the claim name ECK mounts as Elasticsearch's data directory.
@@ -265,11 +266,6 @@ func ElasticsearchServiceHost(p *v1alpha1.AnalyticsPipeline) string {
 // ElasticsearchServiceURL is the HTTPS endpoint of p's Elasticsearch cluster.
 func ElasticsearchServiceURL(p *v1alpha1.AnalyticsPipeline) string {
 	return fmt.Sprintf("https://%s:%d", ElasticsearchServiceHost(p), ElasticsearchPort)
-}
-
-// ElasticsearchUserSecret is the Secret ECK writes the elastic user's password into.
-func ElasticsearchUserSecret(p *v1alpha1.AnalyticsPipeline) string {
-	return ElasticsearchName(p) + "-es-elastic-user"
 }
 
 // ElasticsearchCASecret is the Secret ECK writes the HTTP layer's CA certificate into.

@@ -130,7 +130,8 @@ const (
 // spark.kubernetes.{driver,executor}.podTemplateFile (kubeflow/spark-operator v2.5.2,
 // internal/controller/sparkapplication/submission.go: driverPodTemplateOption,
 // executorPodTemplateOption), and Spark keeps the template's pod security context. Only the
-// group changes: the user stays the image's.
+// group changes: the user stays the image's. The container gets the credentials from Secrets
+// (secretEnv).
 func podTemplate(p *v1alpha1.AnalyticsPipeline, container string) object {
 	group := int64(DefaultFSGroup)
 	if g := p.Spec.Spark.FSGroup; g != nil {
@@ -143,7 +144,7 @@ func podTemplate(p *v1alpha1.AnalyticsPipeline, container string) object {
 			// shuffle data are not re-owned at every restart.
 			"fsGroupChangePolicy": "OnRootMismatch",
 		},
-		"containers": []any{object{"name": container}},
+		"containers": []any{object{"name": container, "env": secretEnv(p)}},
 	}}
 }
 

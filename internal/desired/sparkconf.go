@@ -89,6 +89,43 @@ func appendJar(jars, jar string) string {
 	return strings.Join(append(out, jar), ",")
 }
 
+// How the job's Kafka clients authenticate on the plain listener (Kafka's security.protocol
+// and sasl.mechanism), given to every job as KAFKA_SECURITY_PROTOCOL and KAFKA_SASL_MECHANISM.
+const (
+	KafkaSecurityProtocol = "SASL_PLAINTEXT"
+	KafkaSaslMechanism    = "SCRAM-SHA-512"
+)
+
+// Environment variables the driver and the executors get from Secrets (secretEnv).
+const (
+	ESUserEnv     = "ES_USER"
+	ESPasswordEnv = "ES_PASSWORD"
+)
+
+// secretEnv is the environment the driver's and the executors' containers get from Secrets,
+// by secretKeyRef, so that no credential is a Spark setting (the Spark UI and the event log
+// show those) nor a field of the SparkApplication: the Kafka JAAS line of the job's KafkaUser
+// (the User Operator's Secret) and the job's Elasticsearch user and password.
+//
+// In the pod template's container: the SparkApplication's driver.env/envFrom (and the
+// deprecated envSecretKeyRefs) are applied only by the Spark operator's optional mutating
+// webhook, and only to pods it labels for mutation, which it does only when no template is set
+// (kubeflow/spark-operator v2.5.2, internal/controller/sparkapplication/submission.go:
+// driverConfOption and executorConfOption set sparkoperator.k8s.io/mutated-by-spark-operator
+// only for app.Spec.Driver.Template == nil; internal/webhook/sparkpod_defaulter.go: addEnvVars,
+// addEnvFrom). The template, which every pipeline has (podTemplate), always reaches
+// spark-submit, and Spark builds each pod's container on the template's, keeping its env.
+func secretEnv(p *v1alpha1.AnalyticsPipeline) []any {
+	ref := func(name, secret, key string) object {
+		return object{"name": name, "valueFrom": object{"secretKeyRef": object{"name": secret, "key": key}}}
+	}
+	return []any{
+		ref(KafkaSaslJaasEnv, KafkaUserName(p), KafkaUserJaasKey),
+		ref(ESUserEnv, ElasticsearchUserSecretName(p), ESUserSecretUsernameKey),
+		ref(ESPasswordEnv, ElasticsearchUserSecretName(p), ESUserSecretPasswordKey),
+	}
+}
+
 // env sets an environment variable in the driver and in the executors.
 func env(conf map[string]string, name, value string) {
 	conf["spark.kubernetes.driverEnv."+name] = value
@@ -116,30 +153,31 @@ func wiredConf(in Inputs) map[string]string {
 		tieredShuffleConf(conf, in, data.MountPath)
 	}
 
-	// Kafka: the job reads these settings or the environment.
+	// Kafka: the job reads these settings or the environment. The listener wants SCRAM-SHA-512
+	// as the job's KafkaUser; the JAAS line with its password comes from the User Operator's
+	// Secret (secretEnv), never from a setting.
 	conf["spark.strata.kafka.bootstrapServers"] = BootstrapServers(p)
 	conf["spark.strata.kafka.topic"] = TopicName(p)
 	env(conf, "KAFKA_BOOTSTRAP_SERVERS", BootstrapServers(p))
 	env(conf, "KAFKA_TOPIC", TopicName(p))
+	env(conf, "KAFKA_SECURITY_PROTOCOL", KafkaSecurityProtocol)
+	env(conf, "KAFKA_SASL_MECHANISM", KafkaSaslMechanism)
 
 	// Elasticsearch through ECK's HTTPS service, as elasticsearch-hadoop reads it (spark.es.*),
-	// with the elastic user's password from ECK's secret and ECK's CA certificate mounted. The
-	// password cannot be a Spark setting: the job sets es.net.http.auth.pass from ES_PASSWORD.
+	// as the job's own user (elasticsearchuser.go), whose password comes from its Secret
+	// (secretEnv), and with ECK's CA certificate mounted. The password cannot be a Spark
+	// setting: the job reads it from ES_PASSWORD.
 	conf["spark.es.nodes"] = ElasticsearchServiceHost(p)
 	conf["spark.es.port"] = strconv.Itoa(ElasticsearchPort)
 	conf["spark.es.nodes.wan.only"] = "true"
 	conf["spark.es.net.ssl"] = "true"
-	conf["spark.es.net.http.auth.user"] = ElasticsearchUser
+	conf["spark.es.net.http.auth.user"] = ElasticsearchJobUser(p)
 	if in.Plan.Shards > 0 {
 		conf[ESShardsConf] = strconv.Itoa(int(in.Plan.Shards))
 	}
 	indexLifecycleConf(conf, in.Plan.Retention)
 	env(conf, "ES_URL", ElasticsearchServiceURL(p))
-	env(conf, "ES_USER", ElasticsearchUser)
 	env(conf, "ES_CA_CERT", ElasticsearchCAMountPath+"/"+ElasticsearchCAKey)
-	secretRef := ElasticsearchUserSecret(p) + ":" + ElasticsearchUser
-	conf["spark.kubernetes.driver.secretKeyRef.ES_PASSWORD"] = secretRef
-	conf["spark.kubernetes.executor.secretKeyRef.ES_PASSWORD"] = secretRef
 	conf["spark.kubernetes.driver.secrets."+ElasticsearchCASecret(p)] = ElasticsearchCAMountPath
 	conf["spark.kubernetes.executor.secrets."+ElasticsearchCASecret(p)] = ElasticsearchCAMountPath
 

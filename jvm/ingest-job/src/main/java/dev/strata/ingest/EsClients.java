@@ -54,8 +54,8 @@ final class EsClients {
     String user = null;
     String password = null;
     if (conf.esUserEnv() != null) {
-      user = env(conf.esUserEnv(), IngestConf.ES_USER_ENV);
-      password = env(conf.esPasswordEnv(), IngestConf.ES_PASSWORD_ENV);
+      user = Env.require(conf.esUserEnv(), IngestConf.ES_USER_ENV);
+      password = Env.require(conf.esPasswordEnv(), IngestConf.ES_PASSWORD_ENV);
     }
     SSLContext ssl = null;
     if (conf.esCaPath() != null) {
@@ -85,14 +85,6 @@ final class EsClients {
         })
         .build();
     return new ElasticsearchClient(new RestClientTransport(rest, new JacksonJsonpMapper()));
-  }
-
-  private static String env(String name, String key) {
-    String v = System.getenv(name);
-    if (v == null || v.isEmpty()) {
-      throw new IllegalArgumentException(key + ": the environment variable " + name + " is not set");
-    }
-    return v;
   }
 
   static void close(ElasticsearchClient c) {

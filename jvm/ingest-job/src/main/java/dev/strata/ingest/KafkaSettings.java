@@ -10,17 +10,17 @@ final class KafkaSettings {
   /**
    * Client settings shared by the source's consumers and the offset committer: the bootstrap
    * servers and, when the operator gives the job a KafkaUser, SCRAM-SHA-512 (Strimzi's scram-sha-512
-   * authentication) with the sasl.jaas.config from the environment variable the key names.
+   * listener authentication, on the plain listener: SASL_PLAINTEXT) with the sasl.jaas.config
+   * from the environment variable the key names. The admin client that commits the offsets uses
+   * the same settings, so the KafkaUser's ACLs cover everything the job does in Kafka.
    */
   static Map<String, String> client(IngestConf conf) {
     Map<String, String> m = new HashMap<>();
     m.put("bootstrap.servers", conf.kafkaBootstrap());
     if (conf.kafkaSaslJaasConfigEnv() != null) {
-      String jaas = System.getenv(conf.kafkaSaslJaasConfigEnv());
-      if (jaas == null || jaas.isEmpty()) {
-        throw new IllegalArgumentException(IngestConf.KAFKA_JAAS_ENV + ": the environment variable "
-            + conf.kafkaSaslJaasConfigEnv() + " is not set");
-      }
+      // The JAAS line of the User Operator's Secret (its key sasl.jaas.config): ScramLoginModule
+      // with the KafkaUser's name and password.
+      String jaas = Env.require(conf.kafkaSaslJaasConfigEnv(), IngestConf.KAFKA_JAAS_ENV);
       m.put("security.protocol", "SASL_PLAINTEXT");
       m.put("sasl.mechanism", "SCRAM-SHA-512");
       m.put("sasl.jaas.config", jaas);

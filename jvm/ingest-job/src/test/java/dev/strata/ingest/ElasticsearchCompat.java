@@ -1,8 +1,11 @@
 package dev.strata.ingest;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
@@ -33,6 +36,11 @@ import org.opensearch.rest.RestRequest;
  *       recorded, for the tests to check its body; nothing enforces it.
  *   <li>The index settings ILM reads, {@code index.lifecycle.name} and
  *       {@code index.lifecycle.rollover_alias}, which OpenSearch would refuse as unknown.
+ *   <li>Basic authentication, when a test requires it (requireBasicAuth): a request without the
+ *       expected user and password gets 401 with a Basic challenge, as Elasticsearch answers it.
+ *       Only the credentials are checked, not a role's privileges: OpenSearch's own security
+ *       plugin is a separate distribution that needs TLS certificates and its own configuration
+ *       index, and its roles are not Elasticsearch's.
  * </ul>
  * The client's media type ({@code application/vnd.elasticsearch+json; compatible-with=8}) is
  * taken as JSON by ElasticsearchMediaTypes, registered through OpenSearch's MediaTypeProvider
@@ -41,6 +49,18 @@ import org.opensearch.rest.RestRequest;
 public class ElasticsearchCompat extends Plugin implements ActionPlugin {
   /** The ILM policies put so far, by name, as JSON. */
   static final Map<String, String> POLICIES = new ConcurrentHashMap<>();
+
+  /** The Authorization header every HTTP request must carry; null: none required. */
+  static volatile String requiredAuthorization;
+  /** HTTP requests refused for missing or wrong credentials, and requests let through with them. */
+  static final AtomicLong REFUSED = new AtomicLong();
+  static final AtomicLong AUTHENTICATED = new AtomicLong();
+
+  /** From now on, every HTTP request must authenticate as user with password. */
+  static void requireBasicAuth(String user, String password) {
+    requiredAuthorization = "Basic " + Base64.getEncoder().encodeToString(
+        (user + ":" + password).getBytes(StandardCharsets.UTF_8));
+  }
 
   @Override
   public List<Setting<?>> getSettings() {
@@ -55,6 +75,18 @@ public class ElasticsearchCompat extends Plugin implements ActionPlugin {
   public UnaryOperator<RestHandler> getRestHandlerWrapper(ThreadContext threadContext) {
     return h -> (request, channel, client) -> {
       threadContext.addResponseHeader("X-Elastic-Product", "Elasticsearch");
+      String required = requiredAuthorization;
+      if (required != null) {
+        if (!required.equals(request.header("Authorization"))) {
+          REFUSED.incrementAndGet();
+          BytesRestResponse refused = new BytesRestResponse(RestStatus.UNAUTHORIZED,
+              "application/json", "{\"error\":\"missing or wrong credentials\"}");
+          refused.addHeader("WWW-Authenticate", "Basic realm=\"security\" charset=\"UTF-8\"");
+          channel.sendResponse(refused);
+          return;
+        }
+        AUTHENTICATED.incrementAndGet();
+      }
       h.handleRequest(request, channel, client);
     };
   }

@@ -2,6 +2,7 @@ package dev.strata.ingest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -19,13 +20,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -38,11 +43,24 @@ import org.opensearch.search.SearchHit;
  * The job end to end against real components in one JVM: a Kafka broker in KRaft mode, Spark in
  * local mode, an OpenSearch node (EmbeddedSearch). The job is started as its main class starts it
  * (IngestJob.start), stopped mid-stream, and restarted from its checkpoint.
+ *
+ * <p>With the operator's credentials: the job reads Kafka on a SCRAM-SHA-512 listener as a user
+ * whose ACLs are exactly those of the KafkaUser the operator builds (read from its golden file,
+ * internal/desired/testdata), under Kafka's StandardAuthorizer, and writes to a search node that
+ * requires its user and password; both come from the environment, as the operator gives them.
  */
 class IngestJobTest {
   static final String TOPIC = "sensor-readings";
   static final String INDEX = "sensor-readings";
   static final int PARTITIONS = 3;
+
+  /** The job's Kafka and Elasticsearch user, as the operator names them: <pipeline>-ingest. */
+  static final String USER = "sensors-ingest";
+  static final String KAFKA_PASSWORD = "kafka-password-of-the-test";
+  static final String ES_PASSWORD = "es-password-of-the-test";
+  /** The KafkaUser the operator builds for the pipeline "sensors" reading "sensor-readings". */
+  static final Path KAFKA_USER = Path.of("../../internal/desired/testdata/"
+      + "strata-job.kafkauser-sensors-ingest.golden.yaml");
 
   @TempDir static Path dir;
   static EmbeddedKafka kafka;
@@ -51,8 +69,17 @@ class IngestJobTest {
 
   @BeforeAll
   static void start() throws Exception {
-    kafka = new EmbeddedKafka(dir);
+    kafka = new EmbeddedKafka(dir, true);
+    kafka.createScramUser(USER, KAFKA_PASSWORD);
+    kafka.createAcls(KafkaUserAcls.from(KAFKA_USER));
+    // The variables the operator fills from the KafkaUser's and the Elasticsearch user's Secrets.
+    Map<String, String> env = Map.of(
+        "KAFKA_SASL_JAAS_CONFIG", EmbeddedKafka.jaas(USER, KAFKA_PASSWORD),
+        "ES_USER", USER,
+        "ES_PASSWORD", ES_PASSWORD);
+    Env.lookup = env::get;
     search = new EmbeddedSearch(dir);
+    ElasticsearchCompat.requireBasicAuth(USER, ES_PASSWORD);
     spark = SparkSession.builder()
         .master("local[2]")
         .appName("IngestJobTest")
@@ -72,6 +99,8 @@ class IngestJobTest {
 
   @AfterAll
   static void stop() throws Exception {
+    Env.lookup = System::getenv;
+    ElasticsearchCompat.requiredAuthorization = null;
     if (spark != null) {
       spark.stop();
     }
@@ -87,7 +116,10 @@ class IngestJobTest {
     Map<String, String> m = new HashMap<>();
     m.put("spark.strata.pipeline", pipeline);
     m.put("spark.strata.checkpointDir", dir.resolve("checkpoint-" + pipeline).toString());
-    m.put("spark.strata.kafka.bootstrapServers", kafka.bootstrap());
+    m.put("spark.strata.kafka.bootstrapServers", kafka.saslBootstrap());
+    m.put("spark.strata.kafka.saslJaasConfigEnv", "KAFKA_SASL_JAAS_CONFIG");
+    m.put("spark.strata.elasticsearch.userEnv", "ES_USER");
+    m.put("spark.strata.elasticsearch.passwordEnv", "ES_PASSWORD");
     m.put("spark.strata.kafka.topic", topic);
     m.put("spark.strata.kafka.maxOffsetsPerTrigger", "100");
     m.put("spark.strata.kafka.minPartitions", "2");
@@ -264,6 +296,21 @@ class IngestJobTest {
     assertEquals(JSON.readTree("{\"policy\":{\"phases\":{\"hot\":{\"actions\":{\"rollover\":{\"max_age\":\"86400s\","
         + "\"max_primary_shard_size\":\"53687091200b\"}}},\"delete\":{\"min_age\":\"604800s\","
         + "\"actions\":{\"delete\":{}}}}}}"), JSON.readTree(policy));
+
+    // Everything went through the job's own credentials: the search node let requests through
+    // only with them, and the job's Kafka user may do nothing beyond its KafkaUser's ACLs.
+    assertTrue(ElasticsearchCompat.AUTHENTICATED.get() > 0, "no request authenticated");
+    try (Admin asJob = kafka.adminAs(USER, KAFKA_PASSWORD)) {
+      ExecutionException e = assertThrows(ExecutionException.class, () -> asJob.createTopics(
+          List.of(new NewTopic("not-the-pipelines", 1, (short) 1))).all().get());
+      assertTrue(e.getCause() instanceof AuthorizationException, e.toString());
+      e = assertThrows(ExecutionException.class, () -> asJob.alterConsumerGroupOffsets("another-group",
+          Map.of(new TopicPartition(TOPIC, 0), new OffsetAndMetadata(0))).all().get());
+      assertTrue(e.getCause() instanceof GroupAuthorizationException, e.toString());
+      e = assertThrows(ExecutionException.class, () -> asJob.describeTopics(List.of("__consumer_offsets"))
+          .allTopicNames().get());
+      assertTrue(e.getCause() instanceof AuthorizationException, e.toString());
+    }
 
     // Streaming metrics are on.
     assertEquals("true", spark.conf().get(IngestJob.STREAMING_METRICS));
