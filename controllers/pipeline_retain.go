@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -39,6 +40,12 @@ import (
 //     (strimzi.io/pause-reconciliation: "true"), set status.clusterId, unpause
 //     (documentation/modules/managing/proc-cluster-recovery-volume.adoc). A pipeline created
 //     where claims of a Kafka cluster of its name carry a recorded ID does exactly that.
+//
+// The ingestion job's checkpoint claim follows the same policy: it holds the Kafka offsets the
+// retained index already has, so the finalizer removes the pipeline's owner reference from it
+// and the garbage collector leaves it. A pipeline created again under the same name applies
+// the claim of the same name, which adopts it, and its job resumes where the old one stopped
+// instead of replaying the retained topic from its earliest offset.
 
 // RetainFinalizer is set on pipelines with volumeReclaimPolicy Retain: before the pipeline goes,
 // its KafkaTopic is unmanaged and its Kafka claims carry the cluster ID.
@@ -107,6 +114,9 @@ func (r *PipelineReconciler) finalizeRetained(ctx context.Context, p *v1alpha1.A
 			}
 		}
 	}
+	if err := r.keepCheckpoint(ctx, p); err != nil {
+		return err
+	}
 	id := p.Status.KafkaClusterID
 	if r.serves(desired.KafkaGVK) {
 		kafkas, err := children(ctx, r.Client, desired.KafkaGVK, p)
@@ -127,6 +137,40 @@ func (r *PipelineReconciler) finalizeRetained(ctx context.Context, p *v1alpha1.A
 	patch := client.MergeFromWithOptions(p.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(p, RetainFinalizer)
 	return client.IgnoreNotFound(r.Client.Patch(ctx, p, patch))
+}
+
+// keepCheckpoint removes p's owner reference from its checkpoint claim, if it has one, so that
+// the claim outlives the pipeline (its other owner references, if any, stay).
+func (r *PipelineReconciler) keepCheckpoint(ctx context.Context, p *v1alpha1.AnalyticsPipeline) error {
+	claims, err := children(ctx, r.Client, desired.PersistentVolumeClaimGVK, p)
+	if err != nil {
+		return err
+	}
+	for _, pvc := range claims {
+		if pvc.GetName() != desired.CheckpointClaimName(p) {
+			continue
+		}
+		var keep []any
+		for _, ref := range pvc.GetOwnerReferences() {
+			if ref.UID != p.UID {
+				keep = append(keep, map[string]any{"apiVersion": ref.APIVersion, "kind": ref.Kind,
+					"name": ref.Name, "uid": string(ref.UID), "controller": ref.Controller,
+					"blockOwnerDeletion": ref.BlockOwnerDeletion})
+			}
+		}
+		// A merge patch replaces the whole list; the resourceVersion makes it fail rather than
+		// drop an owner reference added meanwhile.
+		body, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"resourceVersion": pvc.GetResourceVersion(), "ownerReferences": keep}})
+		if err != nil {
+			return err
+		}
+		if err := r.Client.Patch(ctx, pvc, client.RawPatch(types.MergePatchType, body)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("keeping the checkpoint claim %s/%s: %w", pvc.GetNamespace(), pvc.GetName(), err)
+		}
+		log.FromContext(ctx).Info("kept the checkpoint claim: the retained data's offsets", "claim", pvc.GetName())
+	}
+	return nil
 }
 
 // unmanageTopic annotates a KafkaTopic strimzi.io/managed: "false" (once).

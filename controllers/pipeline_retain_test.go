@@ -22,8 +22,10 @@ import (
 // test sets the Kafka's status.clusterId as Strimzi would, makes the claims Strimzi would have
 // made, and plays the garbage collector (deleting the children), which envtest does not run.
 // Deleting: the KafkaTopic is unmanaged (strimzi.io/managed "false", so that the Topic Operator
-// keeps the topic's data) and the claims carry the cluster ID before the pipeline goes.
-// Re-creating: the Kafka is created paused, given the retained ID in its status, then unpaused.
+// keeps the topic's data), the claims carry the cluster ID and the job's checkpoint claim loses
+// the pipeline's owner reference (so the garbage collector keeps it) before the pipeline goes.
+// Re-creating: the Kafka is created paused, given the retained ID in its status, then unpaused;
+// the checkpoint claim is adopted, the same claim with its offsets.
 func TestPipelineRetain(t *testing.T) {
 	o := startOperator(t)
 	ctx := context.Background()
@@ -65,6 +67,9 @@ func TestPipelineRetain(t *testing.T) {
 		}
 	}
 	again := p.DeepCopy()
+	checkpoint := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors-checkpoint"}}
+	waitFor(t, c, checkpoint, func() error { return nil })
+	checkpointUID := checkpoint.UID
 
 	t.Run("deleting unmanages the topic and records the ID on the claims", func(t *testing.T) {
 		if err := c.Delete(ctx, p); err != nil {
@@ -84,12 +89,20 @@ func TestPipelineRetain(t *testing.T) {
 				t.Errorf("claim %s: cluster ID annotation %q, want %q", name, got, clusterID)
 			}
 		}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(checkpoint), checkpoint); err != nil {
+			t.Fatal(err)
+		}
+		if refs := checkpoint.OwnerReferences; len(refs) != 0 {
+			t.Errorf("checkpoint claim owner references %+v: the garbage collector would delete the retained offsets", refs)
+		}
 	})
 
 	t.Run("re-created, the Kafka reuses the retained cluster ID", func(t *testing.T) {
 		// The garbage collector's part: the old pipeline's children go.
+		// (Those it owns: the checkpoint claim has no owner any more.)
 		for _, gvk := range []schema.GroupVersionKind{desired.KafkaGVK, desired.KafkaNodePoolGVK, desired.KafkaTopicGVK,
-			desired.KafkaRebalanceGVK, desired.SparkApplicationGVK, desired.ElasticsearchGVK, desired.ConfigMapGVK} {
+			desired.KafkaRebalanceGVK, desired.KafkaUserGVK, desired.SparkApplicationGVK, desired.ElasticsearchGVK,
+			desired.ConfigMapGVK, desired.SecretGVK} {
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(gvk)
 			if err := c.DeleteAllOf(ctx, u, client.InNamespace(ns), client.MatchingLabels{desired.LabelManagedBy: desired.ManagedBy}); err != nil {
@@ -123,6 +136,15 @@ func TestPipelineRetain(t *testing.T) {
 			}
 			return nil
 		})
+		waitFor(t, c, checkpoint, func() error {
+			if owner := metav1.GetControllerOf(checkpoint); owner == nil || owner.UID != again.UID {
+				return errorf("checkpoint claim owner %+v, want the new pipeline", owner)
+			}
+			return nil
+		})
+		if checkpoint.UID != checkpointUID {
+			t.Errorf("the checkpoint claim was made anew (%s, was %s): the retained offsets are lost", checkpoint.UID, checkpointUID)
+		}
 	})
 
 	t.Run("Delete drops the finalizer", func(t *testing.T) {

@@ -250,8 +250,9 @@ type SparkSpec struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	MainClass string `json:"mainClass,omitempty"`
-	// sparkVersion is the Spark version of the image.
-	// +kubebuilder:default="4.0.1"
+	// sparkVersion is the Spark version of the image (the default is that of Strata's job image,
+	// apache/spark:4.0.2: jvm/Dockerfile).
+	// +kubebuilder:default="4.0.2"
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+(\.[0-9]+)?([-+][0-9A-Za-z.-]+)?$`
 	// +optional

@@ -56,7 +56,7 @@ func adversarialInputs() []adversarial {
 		}
 	}
 	// The image is absent from the file (Strata's job): the image cases add one before this line.
-	const sv = `sparkVersion: "4.0.1"`
+	const sv = `sparkVersion: "4.0.2"`
 	p := func(name, old, new, want string) adversarial {
 		return adversarial{name: name, file: "pipeline", old: old, new: new, want: want}
 	}
@@ -89,7 +89,7 @@ func adversarialInputs() []adversarial {
 		p("300 arguments", sv, "arguments: ["+strings.TrimSuffix(strings.Repeat("a, ", 300), ", ")+"]\n    "+sv, "spec.spark.arguments"),
 		p("main class of 2 KB", sv, "mainApplicationFile: local:///opt/app/job.jar\n    mainClass: "+strings.Repeat("c", 2048)+"\n    "+sv, "spec.spark.mainClass"),
 		p("service account not a name", sv, "serviceAccountName: 'Driver SA'\n    "+sv, "spec.spark.serviceAccountName"),
-		p("Spark version of 1 KB", `sparkVersion: "4.0.1"`, "sparkVersion: "+strings.Repeat("4", 1024), "spec.spark.sparkVersion"),
+		p("Spark version of 1 KB", `sparkVersion: "4.0.2"`, "sparkVersion: "+strings.Repeat("4", 1024), "spec.spark.sparkVersion"),
 		p("Elasticsearch version of 1 KB", `version: "8.19.0"`, "version: "+strings.Repeat("8", 1024), "spec.elasticsearch.version"),
 		p("topic name with spaces", "topic: {name: sensors", "topic: {name: 'my topic'", "spec.kafka.topic.name"),
 		p("negative shards", "shards: 0", "shards: -1", "spec.elasticsearch.shards"),

@@ -84,7 +84,7 @@ const (
 // Defaults of the API, mirrored so that a pipeline that never went through the API server (a
 // test, `strata plan -f`) builds the same children as a defaulted one.
 const (
-	DefaultSparkVersion = "4.0.1"
+	DefaultSparkVersion = "4.0.2" // the job image's Spark (jvm/Dockerfile: FROM apache/spark:4.0.2)
 	// DefaultFSGroup is the group of the apache/spark images' user (uid and gid 185: apache/spark
 	// v4.0.2, resource-managers/kubernetes/docker/src/main/dockerfiles/spark/Dockerfile,
 	// ARG spark_uid=185).

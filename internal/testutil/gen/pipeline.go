@@ -34,7 +34,7 @@ func Pipeline(opts ...PipelineOption) *v1alpha1.AnalyticsPipeline {
 				Image:                        "registry.example/sensor-job:1.0",
 				MainApplicationFile:          "local:///opt/app/job.jar",
 				MainClass:                    "example.SensorJob",
-				SparkVersion:                 "4.0.1",
+				SparkVersion:                 "4.0.2",
 				Executors:                    v1alpha1.ExecutorsSpec{Min: 2, Max: 10, Cores: 5},
 				MessagesPerSecondPerExecutor: 4000,
 				Memory: v1alpha1.MemorySpec{Budget: Q("16Gi"), OffHeapPercent: 50, PageCachePercent: 25,
