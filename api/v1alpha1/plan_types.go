@@ -51,12 +51,15 @@ type Plan struct {
 	// linkPlannedBytesPerSecond is the usable rate times the target utilization: what the plan
 	// lets one link carry.
 	LinkPlannedBytesPerSecond int64 `json:"linkPlannedBytesPerSecond"`
-	// brokerReceiveBytesPerSecond is what one broker receives: from producers and from the
-	// leaders it follows.
+	// brokerReceiveBytesPerSecond is what the busiest broker receives: from producers and from
+	// the leaders it follows, for the ceil(partitions x replicationFactor / brokers) replicas it
+	// holds (the mean share when the brokers divide that product evenly).
 	BrokerReceiveBytesPerSecond int64 `json:"brokerReceiveBytesPerSecond"`
-	// brokerSendBytesPerSecond is what one broker sends: to consumers and to its followers.
+	// brokerSendBytesPerSecond is what the busiest broker sends: to consumers and to its
+	// followers, for the ceil(partitions / brokers) partitions it leads.
 	BrokerSendBytesPerSecond int64 `json:"brokerSendBytesPerSecond"`
-	// brokerDiskWriteBytesPerSecond is what one broker writes to its log volume.
+	// brokerDiskWriteBytesPerSecond is what the busiest broker writes to its log volume: what
+	// it receives.
 	BrokerDiskWriteBytesPerSecond int64 `json:"brokerDiskWriteBytesPerSecond"`
 	// producerSendBytesPerSecond is what one producer node sends.
 	ProducerSendBytesPerSecond int64 `json:"producerSendBytesPerSecond"`

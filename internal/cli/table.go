@@ -112,7 +112,7 @@ func writeSizing(t *tableWriter, s v1alpha1.AnalyticsPipelineSpec, pl v1alpha1.P
 	t.printf("\nSIZING\n")
 	t.columns(
 		"WHAT\tPLANNED\tALLOWED\tBECAUSE",
-		fmt.Sprintf("Kafka brokers\t%d\t%s\teach receives %s, sends %s, writes %s (%s); replication %d, min ISR %d",
+		fmt.Sprintf("Kafka brokers\t%d\t%s\tthe busiest receives %s, sends %s, writes %s (%s); replication %d, min ISR %d",
 			pl.Brokers, bounds(s.Kafka.Brokers.Min, s.Kafka.Brokers.Max),
 			rate(pl.BrokerReceiveBytesPerSecond), rate(pl.BrokerSendBytesPerSecond), rate(pl.BrokerDiskWriteBytesPerSecond),
 			s.Kafka.Storage.Tier, pl.ReplicationFactor, pl.MinInSyncReplicas),

@@ -57,15 +57,20 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 	dataPod := dataNodeResources(s.Elasticsearch, w.messageBytes)
 	perNode := perDataNode(dataPod, s.Elasticsearch, w.messageBytes)
 	send := producerSend(w, link, s.Workload.Producers, &why)
-	brokers := planBrokers(w, link, s.Kafka, logTier, brokerCPUBytes(brokerPod), &why)
-	executors := planExecutors(w, link, s.Spark, &why)
-	dataNodes := planDataNodes(w, s.Elasticsearch, perNode, &why)
+	// The brokers' shares depend on the partition count, which follows the executors: they are
+	// planned first and their reasons added after the brokers'.
+	var executorWhy reasons
+	executors := planExecutors(w, link, s.Spark, &executorWhy)
 	cores := s.Spark.Executors.Cores
+	parts := partitions(s.Kafka, executors.count, cores)
+	brokers := planBrokers(w, link, s.Kafka, parts, logTier, brokerCPUBytes(brokerPod), &why)
+	why = append(why, executorWhy...)
+	dataNodes := planDataNodes(w, s.Elasticsearch, perNode, &why)
 
 	ss := stages(stageInputs{
 		w:           w,
 		link:        link,
-		traffic:     newBrokerTraffic(w, s.Kafka.ReplicationFactor),
+		traffic:     newBrokerTraffic(w, s.Kafka.ReplicationFactor, parts),
 		logWrite:    brokers.diskWriteLimit,
 		producers:   s.Workload.Producers,
 		brokers:     brokers.count,
@@ -88,7 +93,6 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 	if err := checkLocalClaims(append(ps[:len(ps):len(ps)], metaPlaced...), ts); err != nil {
 		return v1alpha1.Plan{}, err
 	}
-	parts := partitions(s.Kafka, executors.count, cores)
 	nShards := shards(s.Elasticsearch, dataNodes)
 	ret := planRetention(s, w, ts, ps, retentionInputs{partitions: parts, shards: nShards,
 		brokers: brokers.count, dataNodes: dataNodes, brokerWrite: brokers.diskWrite, executorWrite: executors.receive}, &storeWhy)
@@ -166,15 +170,16 @@ func stages(in stageInputs) []stage {
 	bytes := ratInt(w.messageBytes)
 	mps := ratInt(w.messagesPerSecond)
 	n := func(c int32) *big.Rat { return ratInt(int64(c)) }
+	b := int64(in.brokers)
 	return []stage{
 		// Each producer node sends its share of the ingest over its own link.
 		{v1alpha1.StageProducerNetwork, quo(mul(n(in.producers), link.usable), bytes)},
-		// Per ingested record, the cluster's busiest link direction moves busiest/mps bytes,
-		// spread over B links; and no broker moves, in and out, more than its CPU does.
-		{v1alpha1.StageKafkaBrokerNetwork, minRat(quo(mul(link.usable, n(in.brokers), mps), in.traffic.busiest()),
-			quo(mul(in.brokerCPU, n(in.brokers), mps), in.traffic.total()))},
-		// Each broker writes what it receives: R copies of every record, spread over B disks.
-		{v1alpha1.StageKafkaDisk, quo(mul(in.logWrite, n(in.brokers), mps), in.traffic.receive)},
+		// The busiest broker's busier link direction moves busiest(B)/mps bytes per ingested
+		// record, and what it moves in and out must stay within its CPU.
+		{v1alpha1.StageKafkaBrokerNetwork, minRat(quo(mul(link.usable, mps), in.traffic.busiest(b)),
+			quo(mul(in.brokerCPU, mps), in.traffic.total(b)))},
+		// The busiest broker writes what it receives: its ⌈P·R/B⌉ replicas.
+		{v1alpha1.StageKafkaDisk, quo(mul(in.logWrite, mps), in.traffic.receive(b))},
 		// Executors read at the consumer rate, which is C/I times the ingest.
 		{v1alpha1.StageSparkNetwork, quo(mul(link.usable, n(in.executors), mps), w.consume)},
 		{v1alpha1.StageSparkProcessing, ratInt(int64(in.executors) * in.perExecutor)},

@@ -3,6 +3,7 @@ package plan_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -106,7 +107,39 @@ func planProblem(in *v1alpha1.AnalyticsPipeline, p v1alpha1.Plan) string {
 	if p.MaxMessagesPerSecond != low {
 		return fmt.Sprintf("maxMessagesPerSecond %d is not the smallest stage capacity %d", p.MaxMessagesPerSecond, low)
 	}
+	if problem := busiestBrokerProblem(plan.Defaults(in).Spec, p); problem != "" {
+		return problem
+	}
 	return memoryProblem(in.Spec.Spark.Memory, p.ExecutorMemory)
+}
+
+// busiestBrokerProblem checks the per-broker rates against the cluster's traffic ÷ B: the
+// busiest broker carries at least that mean, and exactly it when B divides P·R (receives and log
+// writes) or P (sends).
+func busiestBrokerProblem(s v1alpha1.AnalyticsPipelineSpec, p v1alpha1.Plan) string {
+	i := new(big.Int).Mul(big.NewInt(s.Workload.MessagesPerSecond), big.NewInt(s.Workload.MessageBytes))
+	c := new(big.Int).Mul(big.NewInt(s.Workload.ConsumerMessagesPerSecond), big.NewInt(s.Workload.MessageBytes))
+	r, b, parts := int64(p.ReplicationFactor), int64(p.Brokers), int64(p.Partitions)
+	meanRecv := new(big.Int).Quo(new(big.Int).Mul(i, big.NewInt(r)), big.NewInt(b))
+	meanSend := new(big.Int).Quo(new(big.Int).Add(c, new(big.Int).Mul(i, big.NewInt(r-1))), big.NewInt(b))
+	for _, x := range []struct {
+		name      string
+		got       int64
+		mean      *big.Int
+		divisible bool
+	}{
+		{"brokerReceiveBytesPerSecond", p.BrokerReceiveBytesPerSecond, meanRecv, parts*r%b == 0},
+		{"brokerDiskWriteBytesPerSecond", p.BrokerDiskWriteBytesPerSecond, meanRecv, parts*r%b == 0},
+		{"brokerSendBytesPerSecond", p.BrokerSendBytesPerSecond, meanSend, parts%b == 0},
+	} {
+		switch cmp := big.NewInt(x.got).Cmp(x.mean); {
+		case cmp < 0:
+			return fmt.Sprintf("%s %d below the mean %s (P %d, R %d, B %d)", x.name, x.got, x.mean, parts, r, b)
+		case cmp > 0 && x.divisible:
+			return fmt.Sprintf("%s %d over the mean %s though B divides (P %d, R %d, B %d)", x.name, x.got, x.mean, parts, r, b)
+		}
+	}
+	return ""
 }
 
 func equalJSON(t *testing.T, a, b any) bool {

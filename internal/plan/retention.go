@@ -50,8 +50,8 @@ type kafkaRetention struct {
 	retentionBytes, segmentBytes, retentionMs, seconds int64
 }
 
-// planKafkaRetention sizes retention.bytes for the log volume. diskWrite is one broker's log
-// write rate.
+// planKafkaRetention sizes retention.bytes for the log volume. diskWrite is the busiest
+// broker's log write rate: that of the held replicas.
 func planKafkaRetention(k v1alpha1.KafkaSpec, partitions, brokers int32, volume resource.Quantity,
 	diskWrite *big.Rat, why *reasons) kafkaRetention {
 	if partitions <= 0 || brokers <= 0 || diskWrite.Sign() <= 0 {

@@ -86,7 +86,9 @@ func TestMinVolumeSizeAndScaledThroughput(t *testing.T) {
 		}
 	}
 	perBroker := 40e6 * 125.0 / 1024 // bytes/s
-	want := int64(perBroker * float64(p.Brokers) / float64(in.Spec.Workload.MessageBytes*int64(p.ReplicationFactor)))
+	// The busiest broker writes ⌈P·R/B⌉ replicas of the P partitions.
+	replicas := (p.Partitions*p.ReplicationFactor + p.Brokers - 1) / p.Brokers
+	want := int64(perBroker * float64(p.Partitions) / float64(in.Spec.Workload.MessageBytes*int64(replicas)))
 	if disk > want+1 || disk < want-1 {
 		t.Fatalf("KafkaDisk capacity %d msgs/s, want about %d (scaled st1 bandwidth)", disk, want)
 	}

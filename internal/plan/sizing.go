@@ -11,15 +11,23 @@ import (
 //
 // A Kafka broker in a replicated cluster is usually limited by its network link before its CPU
 // or disk (docs/studies.md §1.1: two brokers on 1 Gbit/s saturated their outbound links at 10,112
-// records/s of 9,028 bytes). With B brokers, replication factor R, ingest I and consumer read
-// rate C (bytes/s), and leaders spread evenly, each broker
+// records/s of 9,028 bytes). Kafka places whole partitions, not bytes: with P partitions,
+// replication factor R, B brokers, ingest I and consumer read rate C (bytes/s), every replica of
+// a partition receives I/P (the leader from producers, each follower from its leader) and every
+// leader sends C/P to consumers and I·(R−1)/P to its followers. Replicas and leaders are spread
+// as evenly as whole partitions allow, so the busiest broker holds ⌈P·R/B⌉ replicas and leads
+// ⌈P/B⌉ partitions, and
 //
-//	receives I/B from producers + I·(R−1)/B from the leaders it follows  = I·R/B
-//	sends    C/B to consumers   + I·(R−1)/B to its followers             = (C + I·(R−1))/B
-//	writes   everything it receives to its log                          = I·R/B
+//	receives I·⌈P·R/B⌉/P            (from producers and from the leaders it follows)
+//	sends    (C + I·(R−1))·⌈P/B⌉/P  (to consumers and to its followers)
+//	writes   everything it receives to its log
 //
-// and the plan picks the smallest B that keeps the larger of the two link directions under the
-// planned link rate and the log writes under the log tier's planned write bandwidth.
+// When B divides P (and so P·R) that is the mean, 1/B of the cluster's traffic each way; when it
+// does not, the busiest broker carries more: 10 partitions on 3 brokers put 4 leaders on one of
+// them, which then sends a fifth more than the mean (docs/lab.md, "The bandwidth model against
+// shaped links", measured it). The plan sizes that busiest broker: it picks the smallest B whose
+// busiest broker keeps the larger of the two link directions under the planned link rate, its
+// log writes under the log tier's planned write bandwidth, and what it moves under its CPU.
 
 // linkRates is one node's link: usable is what the wire carries after protocol overhead
 // (bits ÷ 8 × efficiency), planned is the share of it the plan may fill (× target utilization).
@@ -52,95 +60,147 @@ func newWorkload(s *v1alpha1.AnalyticsPipelineSpec) workload {
 	}
 }
 
-// brokerTraffic is the whole cluster's broker traffic: the sum over brokers of what each
-// receives and sends. Dividing by B gives one broker's share.
+// brokerTraffic is what one partition puts on the brokers: every replica receives perReplica
+// and every leader sends perLeader. A broker's share is a whole number of each.
 type brokerTraffic struct {
-	receive, send *big.Rat
+	perReplica, perLeader   *big.Rat
+	partitions, replication int64
 }
 
-func newBrokerTraffic(w workload, replication int32) brokerTraffic {
+func newBrokerTraffic(w workload, replication, partitions int32) brokerTraffic {
+	p := int64(max(partitions, 1))
 	followers := ratInt(int64(replication - 1))
 	return brokerTraffic{
-		receive: mul(w.ingest, ratInt(int64(replication))),
-		send:    new(big.Rat).Add(w.consume, mul(w.ingest, followers)),
+		perReplica:  quo(w.ingest, ratInt(p)),
+		perLeader:   quo(new(big.Rat).Add(w.consume, mul(w.ingest, followers)), ratInt(p)),
+		partitions:  p,
+		replication: int64(replication),
 	}
 }
 
-// total is what the brokers receive and send together, which their CPUs handle.
-func (t brokerTraffic) total() *big.Rat { return new(big.Rat).Add(t.receive, t.send) }
+// ceilDiv returns ⌈a/b⌉ for a ≥ 0, b > 0.
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
-// busiest is the larger link direction's cluster total: a link is full-duplex, so each
+// replicas and leaders are what the busiest of b brokers holds and leads.
+func (t brokerTraffic) replicas(b int64) int64 { return ceilDiv(t.partitions*t.replication, b) }
+func (t brokerTraffic) leaders(b int64) int64  { return ceilDiv(t.partitions, b) }
+
+// receive, send and total are the busiest of b brokers' rates. The broker holding the most
+// replicas need not be the one leading the most partitions; their sum bounds what any broker
+// moves, which its CPU handles.
+func (t brokerTraffic) receive(b int64) *big.Rat { return mul(t.perReplica, ratInt(t.replicas(b))) }
+func (t brokerTraffic) send(b int64) *big.Rat    { return mul(t.perLeader, ratInt(t.leaders(b))) }
+func (t brokerTraffic) total(b int64) *big.Rat   { return new(big.Rat).Add(t.receive(b), t.send(b)) }
+
+// busiest is the busier link direction of the busiest broker: a link is full-duplex, so each
 // direction has the whole link rate, and the busier one decides.
-func (t brokerTraffic) busiest() *big.Rat {
-	if t.send.Cmp(t.receive) > 0 {
-		return t.send
+func (t brokerTraffic) busiest(b int64) *big.Rat {
+	s, r := t.send(b), t.receive(b)
+	if s.Cmp(r) > 0 {
+		return s
 	}
-	return t.receive
+	return r
 }
 
-// brokerPlan is the chosen broker count and what each broker then carries.
+// brokersNeeded is the smallest broker count whose busiest broker's load stays within limit,
+// or nil when none does. Adding brokers stops helping at P·R: every broker then holds at most
+// one replica, so when even that is over the limit a single partition's traffic is too much.
+// The loads never grow with the count, so a binary search finds it.
+func (t brokerTraffic) brokersNeeded(load func(b int64) *big.Rat, limit *big.Rat) *big.Int {
+	hi := t.partitions * t.replication
+	if load(hi).Cmp(limit) > 0 {
+		return nil
+	}
+	lo := int64(1)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if load(mid).Cmp(limit) <= 0 {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return big.NewInt(lo)
+}
+
+// brokerPlan is the chosen broker count and what its busiest broker then carries.
 type brokerPlan struct {
 	count                       int32
 	receive, send, diskWrite    *big.Rat
-	linkNeed, diskNeed          *big.Int
 	diskPlanned, diskWriteLimit *big.Rat
 }
 
 // planBrokers picks the broker count. Never fewer than the replication factor: Kafka cannot
 // place R replicas of a partition on fewer than R brokers.
-func planBrokers(w workload, link linkRates, k v1alpha1.KafkaSpec, logTier *v1alpha1.StorageTier, cpuBytes *big.Rat, why *reasons) brokerPlan {
-	traffic := newBrokerTraffic(w, k.ReplicationFactor)
+func planBrokers(w workload, link linkRates, k v1alpha1.KafkaSpec, partitions int32, logTier *v1alpha1.StorageTier, cpuBytes *big.Rat, why *reasons) brokerPlan {
+	traffic := newBrokerTraffic(w, k.ReplicationFactor, partitions)
 	// The bandwidth a log volume of the planned size really gets (it may scale with size).
 	write := volumeBandwidth(logTier, realVolume(logTier, k.Storage.Size), true)
 	diskPlanned := pct(write, w.target)
+	cpuPlanned := pct(cpuBytes, w.target)
 
-	linkNeed := ceilInt(quo(traffic.busiest(), link.planned))
-	diskNeed := ceilInt(quo(traffic.receive, diskPlanned))
+	linkNeed := traffic.brokersNeeded(traffic.busiest, link.planned)
+	diskNeed := traffic.brokersNeeded(traffic.receive, diskPlanned)
 	// The brokers' CPU (spec.kafka.resources.cpu, or planned to fill the link both ways).
-	cpuNeed := ceilInt(quo(traffic.total(), pct(cpuBytes, w.target)))
-	need := linkNeed
-	for _, n := range []*big.Int{diskNeed, cpuNeed} {
+	cpuNeed := traffic.brokersNeeded(traffic.total, cpuPlanned)
+	maxCount := big.NewInt(int64(k.Brokers.Max))
+	need := big.NewInt(0)
+	for _, n := range []*big.Int{linkNeed, diskNeed, cpuNeed} {
+		if n == nil {
+			need = new(big.Int).Add(maxCount, big.NewInt(1))
+			break
+		}
 		if n.Cmp(need) > 0 {
 			need = n
 		}
 	}
 	lo := max(k.Brokers.Min, k.ReplicationFactor)
 	count, _ := fitCount(need, lo, k.Brokers.Max)
-	b := ratInt(int64(count))
+	b := int64(count)
 	p := brokerPlan{
 		count:          count,
-		receive:        quo(traffic.receive, b),
-		send:           quo(traffic.send, b),
-		diskWrite:      quo(traffic.receive, b),
-		linkNeed:       linkNeed,
-		diskNeed:       diskNeed,
+		receive:        traffic.receive(b),
+		send:           traffic.send(b),
+		diskWrite:      traffic.receive(b),
 		diskPlanned:    diskPlanned,
 		diskWriteLimit: write,
 	}
+	// A nil need is "no count": more than any count.
+	over := func(n *big.Int) bool { return n == nil || n.Cmp(maxCount) > 0 }
+	beyond := func(a, b *big.Int) bool { return b != nil && (a == nil || a.Cmp(b) > 0) }
+	needed := func(n *big.Int, limit *big.Rat) string {
+		if n != nil {
+			return countString(n) + " are needed"
+		}
+		return fmt.Sprintf("no count is enough: one of the %d partitions alone puts more than %s on a broker, "+
+			"so raise spec.kafka.topic.partitions", traffic.partitions, rateString(limit))
+	}
 
 	// Reasons avoid "; ": Plan.Unsatisfied joins them with it.
-	if linkNeed.Cmp(big.NewInt(int64(k.Brokers.Max))) > 0 {
+	if over(linkNeed) {
 		why.add("no broker count up to spec.kafka.brokers.max (%d) keeps each broker under %s "+
-			"(%d%% of the %s usable link): %d brokers would each send %s and receive %s, and %s are needed. "+
+			"(%d%% of the %s usable link): the busiest of %d brokers (%d of %d partitions led, %d replicas) "+
+			"would send %s and receive %s, and %s. "+
 			"Raise spec.kafka.brokers.max, use a faster link, or enable record compression (costs CPU)",
 			k.Brokers.Max, rateString(link.planned), w.target, rateString(link.usable),
-			count, rateString(p.send), rateString(p.receive), countString(linkNeed))
+			count, traffic.leaders(b), traffic.partitions, traffic.replicas(b),
+			rateString(p.send), rateString(p.receive), needed(linkNeed, link.planned))
 	}
 	// Planned, the CPU fills the link both ways and never needs more brokers than the link does;
 	// it is named only where it binds (an override, or the largest CPU the plan gives a pod).
-	if cpuNeed.Cmp(big.NewInt(int64(k.Brokers.Max))) > 0 && cpuNeed.Cmp(linkNeed) > 0 {
+	if over(cpuNeed) && beyond(cpuNeed, linkNeed) {
 		why.add("no broker count up to spec.kafka.brokers.max (%d) keeps each broker's traffic under %s "+
-			"(%d%% of what its CPU moves, received plus sent): %d brokers would each move %s, "+
-			"and %s are needed. Raise spec.kafka.resources.cpu or spec.kafka.brokers.max",
-			k.Brokers.Max, rateString(pct(cpuBytes, w.target)), w.target,
-			count, rateString(new(big.Rat).Add(p.receive, p.send)), countString(cpuNeed))
+			"(%d%% of what its CPU moves, received plus sent): the busiest of %d brokers would move %s, "+
+			"and %s. Raise spec.kafka.resources.cpu or spec.kafka.brokers.max",
+			k.Brokers.Max, rateString(cpuPlanned), w.target,
+			count, rateString(new(big.Rat).Add(p.receive, p.send)), needed(cpuNeed, cpuPlanned))
 	}
-	if diskNeed.Cmp(big.NewInt(int64(k.Brokers.Max))) > 0 {
+	if over(diskNeed) {
 		why.add("no broker count up to spec.kafka.brokers.max (%d) keeps each broker's log writes under %s "+
-			"(%d%% of StorageTier %q's %s write bandwidth): %d brokers would each write %s, and %s are needed. "+
+			"(%d%% of StorageTier %q's %s write bandwidth): the busiest of %d brokers would write %s, and %s. "+
 			"Raise spec.kafka.brokers.max or put spec.kafka.storage on a faster tier",
 			k.Brokers.Max, rateString(diskPlanned), w.target, logTier.Name, rateString(write),
-			count, rateString(p.diskWrite), countString(diskNeed))
+			count, rateString(p.diskWrite), needed(diskNeed, diskPlanned))
 	}
 	return p
 }
