@@ -138,10 +138,11 @@ func orNone(v any) any {
 }
 
 // childKinds are the kinds of a pipeline's children, in the order they are listed: every kind
-// desired.All builds, the Spark driver's ServiceAccount and RoleBinding included.
+// desired.All builds, the Spark driver's ServiceAccount and RoleBinding and the job's credentials
+// (KafkaUser, Secrets) included.
 var childKinds = []schema.GroupVersionKind{desired.ConfigMapGVK, desired.KafkaNodePoolGVK, desired.KafkaGVK,
 	desired.KafkaRebalanceGVK, desired.KafkaTopicGVK, desired.ElasticsearchGVK, desired.PersistentVolumeClaimGVK,
-	desired.ServiceAccountGVK, desired.RoleBindingGVK, desired.SparkApplicationGVK}
+	desired.ServiceAccountGVK, desired.RoleBindingGVK, desired.KafkaUserGVK, desired.SecretGVK, desired.SparkApplicationGVK}
 
 // printChildren lists what the operator created for each sample pipeline.
 func printChildren(ctx context.Context, c client.Client, samples []*unstructured.Unstructured) error {
