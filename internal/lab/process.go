@@ -8,9 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-dev/strata/internal/testutil"
 )
 
 // process is one lab process, its output in a log file the test prints when it fails.
@@ -82,15 +85,19 @@ func (p *process) Stop() {
 	}
 }
 
-// freePort is a loopback port nothing listens on now.
+// freePort is a loopback port nothing listened on a moment ago (testutil.FreePort's, as a number
+// for the brokers' properties).
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	_, port, err := net.SplitHostPort(testutil.FreePort(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // waitHTTP waits until url answers 200 to client or the process exits.

@@ -58,7 +58,7 @@ func StartPrometheus(t testing.TB, dir string, monitors []Monitor, interval time
 		t.Fatal(err)
 	}
 	bin := testutil.Tool(t, "prometheus", "STRATA_PROMETHEUS")
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := testutil.FreePort(t)
 	p := &Prometheus{URL: "http://" + addr}
 	p.proc = start(t, dir, "prometheus", exec.Command(bin, "--config.file="+cfgFile,
 		"--storage.tsdb.path="+filepath.Join(dir, "prometheus-data"), "--web.listen-address="+addr,
