@@ -2,7 +2,6 @@ package alerts_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -40,28 +39,13 @@ func ruleQueries() []query {
 
 func dashboardQueries(t *testing.T) []query {
 	t.Helper()
-	boards, err := dashboards.All()
+	panels, err := dashboards.Queries()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []query
-	for name, b := range boards {
-		var d struct {
-			Panels []struct {
-				Title   string `json:"title"`
-				Targets []struct {
-					Expr string `json:"expr"`
-				} `json:"targets"`
-			} `json:"panels"`
-		}
-		if err := json.Unmarshal(b, &d); err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range d.Panels {
-			for _, tg := range p.Targets {
-				out = append(out, query{"dashboard " + name + ", panel " + p.Title, tg.Expr})
-			}
-		}
+	for _, p := range panels {
+		out = append(out, query{"dashboard " + p.Dashboard + ", panel " + p.Panel, p.Expr})
 	}
 	if len(out) == 0 {
 		t.Fatal("no dashboard queries found")

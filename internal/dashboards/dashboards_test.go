@@ -2,6 +2,7 @@ package dashboards
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -101,5 +102,32 @@ func TestPipelineDashboardCoversTheIssue(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the operator dashboard does not show %s", want)
 		}
+	}
+}
+
+// TestQueries: every panel's queries, each named once (the lab and the PromQL checks key on the
+// names), none empty, from both dashboards.
+func TestQueries(t *testing.T) {
+	qs, err := Queries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	perBoard := map[string]int{}
+	for _, q := range qs {
+		if strings.TrimSpace(q.Expr) == "" {
+			t.Errorf("%s: empty", q.Name())
+		}
+		if seen[q.Name()] {
+			t.Errorf("%s: named twice", q.Name())
+		}
+		seen[q.Name()] = true
+		perBoard[q.Dashboard]++
+		if q.Targets > 1 && !strings.HasSuffix(q.Name(), fmt.Sprintf(" #%d", q.Index+1)) {
+			t.Errorf("%s: a panel of %d targets names target %d without its number", q.Name(), q.Targets, q.Index+1)
+		}
+	}
+	if len(perBoard) != 2 || perBoard["strata-pipeline"] < 5 || perBoard["strata-operator"] < 3 {
+		t.Errorf("queries per dashboard %v", perBoard)
 	}
 }

@@ -31,6 +31,9 @@ type Options struct {
 	// ScrapeInterval replaces the monitors' intervals and is Prometheus' evaluation interval;
 	// the pipeline's autoscaling interval is set to it (so the autoscaler's $range is four scrapes).
 	ScrapeInterval time.Duration
+	// AlertFor replaces every alert's `for:` in the lab's rule file (DefaultAlertFor when zero),
+	// so scenarios see their alerts fire within a test; the expressions are Strata's own.
+	AlertFor time.Duration
 }
 
 // Namespaces of the lab's pipeline, of the monitors and of the operator (the alerts' defaults).
@@ -99,6 +102,9 @@ func Start(t testing.TB, o Options) *Lab {
 
 	rules, err := alerts.RuleGroups(alerts.Defaults)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if rules, err = ShortenFor(rules, o.alertFor()); err != nil {
 		t.Fatal(err)
 	}
 	rulesFile := filepath.Join(l.dir, "rules.yaml")

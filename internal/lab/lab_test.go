@@ -117,24 +117,27 @@ func TestLab(t *testing.T) {
 			t.Fatalf("%s after stopping %s: %v %v, want > 0", q, b.Pod, r.Series, r.Err)
 		}
 		t.Logf("underReplicatedPartitions = %g %s after stopping %s", r.Series[0].Value, time.Since(stopped).Round(time.Second), b.Pod)
-		// The alert's expression holds under Prometheus' own rule evaluation (pending: its for:
-		// is not waited out), for the pipeline's remaining brokers.
-		alert := `ALERTS{alertname="StrataKafkaUnderReplicatedPartitions", namespace="lab", pipeline="lab"}`
-		if r, ok := prom.WaitFor(ctx, alert, time.Minute, func(r Result) bool { return len(r.Series) > 0 }); !ok {
-			t.Fatalf("%s: %v %v, want pending", alert, r.Series, r.Err)
+		// The alert fires under Prometheus' own rule evaluation for the pipeline's remaining
+		// brokers (its for: shortened to the lab's, see ShortenFor).
+		const alert = "StrataKafkaUnderReplicatedPartitions"
+		if r, ok := l.WaitAlert(ctx, alert, "firing", 2*time.Minute); !ok {
+			t.Fatalf("%s: %v %v, want firing", alert, r.Series, r.Err)
+		} else if got := r.Series[0].Labels; got["namespace"] != "lab" || got["pipeline"] != "lab" {
+			t.Errorf("%s fires for %v, want the lab's pipeline", alert, got)
 		}
-		t.Logf("StrataKafkaUnderReplicatedPartitions pending %s after stopping %s", time.Since(stopped).Round(time.Second), b.Pod)
+		t.Logf("%s firing %s after stopping %s", alert, time.Since(stopped).Round(time.Second), b.Pod)
 	})
 
-	t.Run("operator down: StrataOperatorDown pending", func(t *testing.T) {
-		q := `ALERTS{alertname="StrataOperatorDown"}`
-		if r := prom.Query(ctx, q); r.Err != nil || len(r.Series) != 0 {
+	t.Run("operator down: StrataOperatorDown firing", func(t *testing.T) {
+		if r := prom.Query(ctx, `ALERTS{alertname="StrataOperatorDown"}`); r.Err != nil || len(r.Series) != 0 {
 			t.Fatalf("before: %v %v", r.Series, r.Err)
 		}
+		stopped := time.Now()
 		l.Operator.Stop()
-		if r, ok := prom.WaitFor(ctx, q, time.Minute, func(r Result) bool { return len(r.Series) == 1 }); !ok {
-			t.Fatalf("StrataOperatorDown not pending a minute after the metrics endpoint stopped: %v %v", r.Series, r.Err)
+		if r, ok := l.WaitAlert(ctx, "StrataOperatorDown", "firing", 2*time.Minute); !ok {
+			t.Fatalf("StrataOperatorDown not firing two minutes after the metrics endpoint stopped: %v %v", r.Series, r.Err)
 		}
+		t.Logf("StrataOperatorDown firing %s after the metrics endpoint stopped", time.Since(stopped).Round(time.Second))
 	})
 	t.Logf("lab test took %s", time.Since(began).Round(time.Second))
 }

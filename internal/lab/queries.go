@@ -1,10 +1,8 @@
 package lab
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -28,7 +26,7 @@ type Query struct {
 // the autoscaler's (autoscale.Queries: the defaults with p's placeholders filled as the
 // autoscaler fills them), the alert rules (alerts.RuleGroups with the default job and
 // namespace, as `make observability` writes config/prometheus/rules.yaml), and every panel of the
-// dashboards (dashboards.All) with the $namespace and $pipeline variables set to p's.
+// dashboards (dashboards.Queries) with the $namespace and $pipeline variables set to p's.
 func Queries(p *v1alpha1.AnalyticsPipeline) ([]Query, error) {
 	var out []Query
 	auto, err := autoscale.Queries(p)
@@ -63,60 +61,15 @@ func Queries(p *v1alpha1.AnalyticsPipeline) ([]Query, error) {
 			out = append(out, Query{Kind: "alert", Name: name, Expr: r.Expr})
 		}
 	}
-	boards, err := dashboards.All()
+	panels, err := dashboards.Queries()
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(boards))
-	for n := range boards {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	vars := strings.NewReplacer("$namespace", p.Namespace, "$pipeline", p.Name)
-	for _, n := range names {
-		var d dashboard
-		if err := json.Unmarshal(boards[n], &d); err != nil {
-			return nil, fmt.Errorf("dashboard %s: %w", n, err)
-		}
-		for _, panel := range d.all() {
-			for i, t := range panel.Targets {
-				if t.Expr == "" {
-					continue
-				}
-				name := n + " / " + panel.Title
-				if len(panel.Targets) > 1 {
-					name = fmt.Sprintf("%s #%d", name, i+1)
-				}
-				out = append(out, Query{Kind: "dashboard", Name: name, Expr: vars.Replace(t.Expr)})
-			}
-		}
+	for _, q := range panels {
+		out = append(out, Query{Kind: "dashboard", Name: q.Name(), Expr: vars.Replace(q.Expr)})
 	}
 	return out, nil
-}
-
-type panel struct {
-	Title   string  `json:"title"`
-	Panels  []panel `json:"panels"`
-	Targets []struct {
-		Expr string `json:"expr"`
-	} `json:"targets"`
-}
-
-type dashboard struct {
-	Panels []panel `json:"panels"`
-}
-
-func (d dashboard) all() []panel {
-	var out []panel
-	var walk func([]panel)
-	walk = func(ps []panel) {
-		for _, p := range ps {
-			out = append(out, p)
-			walk(p.Panels)
-		}
-	}
-	walk(d.Panels)
-	return out
 }
 
 // Source is an upstream exporter whose series the queries read.
