@@ -52,6 +52,7 @@ func NewState(p *v1alpha1.AnalyticsPipeline, applied v1alpha1.Plan, st *v1alpha1
 		Brokers:          applied.Brokers,
 		Executors:        applied.Executors,
 		DataNodes:        applied.ElasticsearchDataNodes,
+		Placement:        plan.PartitionPlacement{Partitions: applied.Partitions, ReplicationFactor: applied.ReplicationFactor},
 		PageCachePercent: eff.Memory.PageCachePercent,
 		OffHeapPercent:   eff.Memory.OffHeapPercent,
 		PerExecutor:      eff.MessagesPerSecondPerExecutor,

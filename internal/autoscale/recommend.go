@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/plan"
 )
 
 // Bounds is the range the autoscaler may choose a count in. Floor is what the plan asks for
@@ -52,6 +53,9 @@ type Policy struct {
 type State struct {
 	// Brokers, Executors and DataNodes are the plan's counts now.
 	Brokers, Executors, DataNodes int32
+	// Placement is the applied plan's partitions and replication factor: the busiest broker
+	// holds whole partitions (plan.PartitionPlacement).
+	Placement plan.PartitionPlacement
 	// PageCachePercent, OffHeapPercent and PerExecutor are the memory split and the
 	// processing rate the plan uses now.
 	PageCachePercent, OffHeapPercent int32
@@ -94,7 +98,7 @@ func Recommend(cur State, obs Observations, pol Policy, now time.Time) Decision 
 	var seen []string
 
 	// Brokers, from the busier direction of the brokers' links.
-	if rd, ok := r.brokerReading(); ok {
+	if rd, ok := r.brokerReading(cur.Placement); ok {
 		seen = append(seen, rd.what)
 		st.Brokers, _ = r.step(v1alpha1.ResourceBrokers, rd, cur.Brokers, st.Brokers, pol.Brokers, r.brokersMayLeave)
 	} else {
@@ -248,10 +252,13 @@ func (r *recommender) change(resource, action string, from, to int32, reason, me
 	})
 }
 
-// brokerReading: brokers needed so that the busier direction of every broker's link stays
-// under the usable link rate times the target (docs/planning.md), from the pods' measured
-// traffic, or from Kafka's byte counters when the pods' network metrics are missing.
-func (r *recommender) brokerReading() (reading, bool) {
+// brokerReading: brokers needed so that the busier direction of the busiest broker's link
+// stays under the usable link rate times the target (docs/planning.md), from the pods' measured
+// traffic, or from Kafka's byte counters when the pods' network metrics are missing. The
+// signals are the cluster's totals; Kafka places whole partitions, so a count that does not
+// divide them leaves one broker with more than its mean share, and the count is the one whose
+// busiest broker fits, as the plan sizes it (plan.PartitionPlacement).
+func (r *recommender) brokerReading(placement plan.PartitionPlacement) (reading, bool) {
 	tx, okTx := r.value(BrokerTransmitBytes)
 	rx, okRx := r.value(BrokerReceiveBytes)
 	source := "network"
@@ -270,12 +277,12 @@ func (r *recommender) brokerReading() (reading, bool) {
 	}
 	t := r.pol.TargetUtilizationPercent
 	rd := reading{
-		up:         countFor(busiest, link*float64(t)/100),
-		down:       countFor(busiest, link*float64(t-margin(t))/100),
+		up:         placement.BrokersFor(rx, tx, link*float64(t)/100),
+		down:       placement.BrokersFor(rx, tx, link*float64(t-margin(t))/100),
 		upReason:   "LinkSaturated",
 		downReason: "LinkUnderused",
 	}
-	rd.what = fmt.Sprintf("brokers %s %s in all (%s counters); %d%% of the %s usable link each takes %d brokers",
+	rd.what = fmt.Sprintf("brokers %s %s in all (%s counters); %d%% of the %s usable link on the busiest broker takes %d brokers",
 		dir, rate(busiest), source, t, rate(link), rd.up)
 	return rd, true
 }

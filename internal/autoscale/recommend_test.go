@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/plan"
 )
 
 // The tests below replay recorded series: one reading every interval, each a set of signal
@@ -117,7 +118,13 @@ func TestRecommendBrokers(t *testing.T) {
 		series  func(i int) values
 		want    string
 		restart bool
+		place   plan.PartitionPlacement // the applied plan's partitions (none: the even split)
 	}{
+		{name: "whole partitions: 260 MB/s fits 3 brokers on average, but 10 partitions give one of them 4 leaders (104 MB/s)",
+			n: 6, series: steady(260 * mb), place: plan.PartitionPlacement{Partitions: 10, ReplicationFactor: 3},
+			want: "60s Brokers ScaleUp 3->4 LinkSaturated"},
+		{name: "whole partitions: 12 partitions divide by 3, so 260 MB/s stays on 3",
+			n: 6, series: steady(260 * mb), place: plan.PartitionPlacement{Partitions: 12, ReplicationFactor: 3}, want: ""},
 		{name: "saturation scales up at the third reading, once the scale-up window is full",
 			n: 6, series: steady(400 * mb), want: "60s Brokers ScaleUp 3->5 LinkSaturated"},
 		{name: "a saturated Kafka counter scales up when the network metrics are missing",
@@ -194,6 +201,7 @@ func TestRecommendBrokers(t *testing.T) {
 			}
 			r := newRun(pol)
 			r.restart = tc.restart
+			r.cur.Placement = tc.place
 			if tc.start > 0 {
 				r.cur.Brokers = tc.start
 				r.cur.Status = &v1alpha1.AutoscalingStatus{Brokers: tc.start}
