@@ -19,6 +19,7 @@ import (
 	"github.com/strata-dev/strata/internal/autoscale"
 	"github.com/strata-dev/strata/internal/desired"
 	pipelinemetrics "github.com/strata-dev/strata/internal/metrics"
+	planpkg "github.com/strata-dev/strata/internal/plan"
 )
 
 func init() {
@@ -261,7 +262,7 @@ func (r *PipelineReconciler) announceDecisions(ctx context.Context, p *v1alpha1.
 }
 
 // observeUtilization publishes what the autoscaler saw for the dashboards: the brokers' link
-// use (the busier direction, averaged over the brokers) and the executors' page cache over
+// use (the busier direction of the busiest broker: the one the autoscaler sizes) and the executors' page cache over
 // their reserve.
 func observeUtilization(p *v1alpha1.AnalyticsPipeline, read autoscale.Observations, now time.Time, interval time.Duration) {
 	fresh := func(s autoscale.Signal) (float64, bool) {
@@ -272,8 +273,9 @@ func observeUtilization(p *v1alpha1.AnalyticsPipeline, read autoscale.Observatio
 	tx, ok1 := fresh(autoscale.BrokerTransmitBytes)
 	rx, ok2 := fresh(autoscale.BrokerReceiveBytes)
 	if ok1 && ok2 && plan.Brokers > 0 && plan.LinkUsableBytesPerSecond > 0 {
-		pipelinemetrics.SetBrokerLinkUtilization(p.Namespace, p.Name,
-			max(tx, rx)/float64(plan.Brokers)/float64(plan.LinkUsableBytesPerSecond))
+		recv, send := planpkg.PartitionPlacement{Partitions: plan.Partitions, ReplicationFactor: plan.ReplicationFactor}.
+			Busiest(rx, tx, plan.Brokers)
+		pipelinemetrics.SetBrokerLinkUtilization(p.Namespace, p.Name, max(recv, send)/float64(plan.LinkUsableBytesPerSecond))
 	}
 	if cache, ok := fresh(autoscale.ExecutorPageCacheBytes); ok && !plan.ExecutorMemory.PageCache.IsZero() {
 		pipelinemetrics.SetExecutorPageCacheRatio(p.Namespace, p.Name, cache/float64(plan.ExecutorMemory.PageCache.Value()))

@@ -6,8 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/testutil"
@@ -21,6 +23,8 @@ type Chart struct {
 	// Pod is the operator's pod (its Address left to fill): the Deployment's pod labels, the
 	// container serving the Service's target port, the Service.
 	Pod Pod
+	// MetricsReader is the chart's ClusterRole that lets a scraper get /metrics.
+	MetricsReader *rbacv1.ClusterRole
 }
 
 // RenderChart renders charts/strata as release name in namespace (helm template, the pinned Helm:
@@ -87,6 +91,18 @@ func parseChart(manifest []byte, namespace string) (Chart, error) {
 			return c, err
 		}
 		objs = append(objs, o)
+	}
+	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(manifest), -1) {
+		var role rbacv1.ClusterRole
+		if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+			return c, err
+		}
+		if role.Kind == "ClusterRole" && strings.HasSuffix(role.Name, "-metrics-reader") {
+			c.MetricsReader = &role
+		}
+	}
+	if c.MetricsReader == nil {
+		return c, fmt.Errorf("the chart renders no metrics-reader ClusterRole")
 	}
 	port := c.Monitor.Spec.Endpoints[0].Port
 	for _, svc := range objs {

@@ -98,6 +98,17 @@ func Start(t testing.TB, o Options) *Lab {
 		t.Fatal(err)
 	}
 	chart := RenderChart(t, "strata", alerts.DefaultNamespace)
+	l.Operator = StartOperator(t, l.dir, chart)
+	ep := chart.Monitor.Spec.Endpoints[0]
+	if ep.TLSConfig == nil {
+		t.Fatal("the chart's ServiceMonitor has no tlsConfig")
+	}
+	// What the Prometheus Operator mounts into the Prometheus pod: the metrics CA Secret's key
+	// and the pod's ServiceAccount token (here the monitoring ServiceAccount's).
+	chart.Monitor.Files = map[string]string{
+		TLSAssetPath(chart.Monitor.Metadata.Namespace, ep.TLSConfig.CA): l.Operator.CAFile,
+		ep.BearerTokenFile: l.Operator.TokenFile,
+	}
 	l.Monitors = append(l.Monitors, chart.Monitor)
 
 	rules, err := alerts.RuleGroups(alerts.Defaults)
@@ -113,7 +124,10 @@ func Start(t testing.TB, o Options) *Lab {
 	}
 	l.Prometheus = StartPrometheus(t, l.dir, l.Monitors, o.ScrapeInterval, rulesFile)
 
-	l.Operator = ServeOperatorMetrics(t, p)
+	// The operator plans the pipeline and its autoscaler reads the lab's Prometheus.
+	p.Spec.Autoscaling.PrometheusURL = l.Prometheus.URL
+	l.Operator.Apply(t, p)
+	l.Operator.waitPlanned(t, p.Namespace, p.Name)
 	op := chart.Pod
 	op.Address = l.Operator.Address
 	l.AddPod(t, op)

@@ -32,6 +32,11 @@ type Monitor struct {
 		PodMetricsEndpoints []Endpoint `json:"podMetricsEndpoints,omitempty"`
 		Endpoints           []Endpoint `json:"endpoints,omitempty"`
 	} `json:"spec"`
+
+	// Files maps a path inside the Prometheus pod (a mounted TLS asset, the ServiceAccount
+	// token) to the lab's file holding the same content; a path the lab has no file for is
+	// kept (and the scrape fails, as it would in a cluster without it).
+	Files map[string]string `json:"-"`
 }
 
 // LabelSelector is a Kubernetes label selector.
@@ -50,22 +55,68 @@ type NamespaceSelector struct {
 	MatchNames []string `json:"matchNames,omitempty"`
 }
 
-// Endpoint is a podMetricsEndpoints or endpoints item. The lab serves plain HTTP without
-// authentication: TLSConfig and BearerTokenFile are read but not reproduced (they decide whether a
-// scrape succeeds, not the series' labels).
+// Endpoint is a podMetricsEndpoints or endpoints item.
 type Endpoint struct {
-	Port              string    `json:"port,omitempty"`
-	Path              string    `json:"path,omitempty"`
-	Scheme            string    `json:"scheme,omitempty"`
-	Interval          string    `json:"interval,omitempty"`
-	ScrapeTimeout     string    `json:"scrapeTimeout,omitempty"`
-	HonorLabels       bool      `json:"honorLabels,omitempty"`
-	HonorTimestamps   *bool     `json:"honorTimestamps,omitempty"`
-	FilterRunning     *bool     `json:"filterRunning,omitempty"`
-	Relabelings       []Relabel `json:"relabelings,omitempty"`
-	MetricRelabelings []Relabel `json:"metricRelabelings,omitempty"`
-	BearerTokenFile   string    `json:"bearerTokenFile,omitempty"`
-	TLSConfig         any       `json:"tlsConfig,omitempty"`
+	Port              string     `json:"port,omitempty"`
+	Path              string     `json:"path,omitempty"`
+	Scheme            string     `json:"scheme,omitempty"`
+	Interval          string     `json:"interval,omitempty"`
+	ScrapeTimeout     string     `json:"scrapeTimeout,omitempty"`
+	HonorLabels       bool       `json:"honorLabels,omitempty"`
+	HonorTimestamps   *bool      `json:"honorTimestamps,omitempty"`
+	FilterRunning     *bool      `json:"filterRunning,omitempty"`
+	Relabelings       []Relabel  `json:"relabelings,omitempty"`
+	MetricRelabelings []Relabel  `json:"metricRelabelings,omitempty"`
+	BearerTokenFile   string     `json:"bearerTokenFile,omitempty"`
+	TLSConfig         *TLSConfig `json:"tlsConfig,omitempty"`
+}
+
+// TLSConfig is the part of a monitor's SafeTLSConfig Strata's monitors use.
+type TLSConfig struct {
+	CA                 SecretOrConfigMap `json:"ca,omitempty"`
+	ServerName         string            `json:"serverName,omitempty"`
+	InsecureSkipVerify bool              `json:"insecureSkipVerify,omitempty"`
+}
+
+// SecretOrConfigMap names a key of a Secret or a ConfigMap in the monitor's namespace.
+type SecretOrConfigMap struct {
+	Secret    *KeySelector `json:"secret,omitempty"`
+	ConfigMap *KeySelector `json:"configMap,omitempty"`
+}
+
+// KeySelector is a Secret's or ConfigMap's key.
+type KeySelector struct {
+	Name string `json:"name"`
+	Key  string `json:"key"`
+}
+
+// ServerName is the endpoint's tlsConfig.serverName ("" without one).
+func (ep Endpoint) ServerName() string {
+	if ep.TLSConfig == nil {
+		return ""
+	}
+	return ep.TLSConfig.ServerName
+}
+
+// TLSAssetPath is where the Prometheus Operator v0.93.0 mounts a monitor's TLS asset in the
+// Prometheus pod (pkg/prometheus/promcfg.go: path.Join(tlsAssetsDir, store.TLSAsset(...)), with
+// tlsAssetsDir /etc/prometheus/certs and the asset named <secret|configmap>_<namespace>_<name>_<key>).
+func TLSAssetPath(namespace string, ref SecretOrConfigMap) string {
+	switch {
+	case ref.Secret != nil:
+		return fmt.Sprintf("/etc/prometheus/certs/secret_%s_%s_%s", namespace, ref.Secret.Name, ref.Secret.Key)
+	case ref.ConfigMap != nil:
+		return fmt.Sprintf("/etc/prometheus/certs/configmap_%s_%s_%s", namespace, ref.ConfigMap.Name, ref.ConfigMap.Key)
+	}
+	return ""
+}
+
+// file is the lab's file for a path in the Prometheus pod.
+func (m Monitor) file(path string) string {
+	if f, ok := m.Files[path]; ok {
+		return f
+	}
+	return path
 }
 
 // Relabel is a monitor's RelabelConfig.
@@ -146,6 +197,25 @@ func (m Monitor) ScrapeConfigs(file, interval string) ([]map[string]any, error) 
 			"honor_labels":    ep.HonorLabels,
 			"file_sd_configs": []any{map[string]any{"files": []string{file}, "refresh_interval": "5s"}},
 			"scheme":          "http",
+		}
+		if ep.Scheme != "" {
+			cfg["scheme"] = ep.Scheme
+		}
+		if tc := ep.TLSConfig; tc != nil {
+			tls := map[string]any{}
+			if ca := TLSAssetPath(m.Metadata.Namespace, tc.CA); ca != "" {
+				tls["ca_file"] = m.file(ca)
+			}
+			if tc.ServerName != "" {
+				tls["server_name"] = tc.ServerName
+			}
+			if tc.InsecureSkipVerify {
+				tls["insecure_skip_verify"] = true
+			}
+			cfg["tls_config"] = tls
+		}
+		if ep.BearerTokenFile != "" {
+			cfg["bearer_token_file"] = m.file(ep.BearerTokenFile)
 		}
 		if ep.HonorTimestamps != nil {
 			cfg["honor_timestamps"] = *ep.HonorTimestamps

@@ -1,50 +1,70 @@
 package lab
 
 import (
-	"errors"
-	"net"
-	"net/http"
-	"testing"
-
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-
-	"github.com/strata-dev/strata/api/v1alpha1"
-	"github.com/strata-dev/strata/internal/metrics"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"time"
 )
 
-// Operator is the operator's metrics endpoint as the manager serves it: controller-runtime's
-// registry, on which internal/metrics publishes the pipelines' series (strata_pipeline_*), here
-// for the pipelines given. No reconciler runs, so controller-runtime's per-controller series
-// (controller_runtime_reconcile_total…) are absent.
-type Operator struct {
-	Address string
-	srv     *http.Server
-}
-
-// ServeOperatorMetrics publishes the pipelines (as the reconciler does after each plan) and serves
-// /metrics on a loopback port until Stop or the test's end.
-func ServeOperatorMetrics(t testing.TB, pipelines ...*v1alpha1.AnalyticsPipeline) *Operator {
-	t.Helper()
-	for _, p := range pipelines {
-		metrics.Observe(p)
-		t.Cleanup(func() { metrics.Forget(p.Namespace, p.Name) })
+// writeServingCert writes a CA and a serving certificate it signed for dnsName into dir, as the
+// chart's metrics TLS Secret holds them (ca.crt, tls.crt, tls.key: the names the manager's
+// --metrics-cert-dir reads and the ServiceMonitor's tlsConfig.ca names), and returns the CA's
+// file.
+func writeServingCert(dir, dnsName string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(crmetrics.Registry, promhttp.HandlerOpts{}))
-	o := &Operator{Address: l.Addr().String(), srv: &http.Server{Handler: mux}}
-	go func() {
-		if err := o.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Error(err)
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "strata-lab-metrics-ca"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return "", err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return "", err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: dnsName}, DNSNames: []string{dnsName},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return "", err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return "", err
+	}
+	files := map[string]*pem.Block{
+		"ca.crt":  {Type: "CERTIFICATE", Bytes: caDER},
+		"tls.crt": {Type: "CERTIFICATE", Bytes: der},
+		"tls.key": {Type: "EC PRIVATE KEY", Bytes: keyDER},
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(b), 0o600); err != nil {
+			return "", err
 		}
-	}()
-	t.Cleanup(o.Stop)
-	return o
+	}
+	return filepath.Join(dir, "ca.crt"), nil
 }
-
-// Stop stops serving (the operator's pod gone).
-func (o *Operator) Stop() { _ = o.srv.Close() }

@@ -135,8 +135,8 @@ func Descriptions() []Description {
 		d(SingleTierMonthlyCost, "What the same storage would cost a month on the fastest tier the pipeline names.", ""),
 		d(Condition, "Each status condition: 1 when True, 0 when False or Unknown, with its reason.", "type,reason"),
 		d(AutoscalingEnabled, "1 when spec.autoscaling.enabled, else 0.", ""),
-		observed(d(BrokerLinkUtilization, "The brokers' average link use as the autoscaler last observed it: the "+
-			"larger of the cluster's received and sent bytes per second, over the brokers, over the usable link rate.", "")),
+		observed(d(BrokerLinkUtilization, "The busiest broker's link use as the autoscaler last observed it: the "+
+			"busier direction of the broker holding the most partitions (of the cluster's received and sent bytes per second), over the usable link rate.", "")),
 		observed(d(ExecutorPageCacheRatio, "The executors' page cache as the autoscaler last observed it, over the planned "+
 			"page-cache reserve (below 1: the reserve is not filled, or is taken by other memory).", "")),
 	}
@@ -175,8 +175,9 @@ func Forget(namespace, name string) { Default.Forget(namespace, name) }
 // register with the labels namespace and pipeline (the autoscaler's decisions counter).
 func ForgetAlso(vec PartialDeleter) { Default.ForgetAlso(vec) }
 
-// SetBrokerLinkUtilization records, for the autoscaler, the brokers' average link use as last
-// observed: max(received, sent) bytes per second of the cluster, over the brokers, over the usable link
+// SetBrokerLinkUtilization records, for the autoscaler, the busiest broker's link use as last
+// observed: the busier direction of the broker holding the most partitions
+// (plan.PartitionPlacement, from the cluster's received and sent bytes per second), over the usable link
 // rate (status.plan.linkUsableBytesPerSecond), a ratio where 1 is a saturated link. The series
 // stays until the next call or until the pipeline is forgotten.
 func SetBrokerLinkUtilization(namespace, name string, ratio float64) {

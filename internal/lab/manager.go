@@ -1,0 +1,182 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/testutil"
+	"github.com/strata-dev/strata/internal/testutil/gen"
+)
+
+// Operator is the real operator (cmd/manager, built and run as a process, as its container runs
+// it) reconciling against a control plane of its own (envtest: kube-apiserver and etcd with
+// Strata's and the upstream CRDs). Its metrics endpoint is what the chart deploys: HTTPS with a
+// certificate the lab's CA signed for the metrics Service's name, and every scraper
+// authenticated and authorized by the API server (controller-runtime's
+// filters.WithAuthenticationAndAuthorization). No Strimzi, Spark operator or ECK runs, so the
+// pipelines it reconciles are planned and report their plans but never become Ready.
+type Operator struct {
+	Address string
+	Client  client.Client
+	// CAFile and TokenFile are what Prometheus is given: the CA of the metrics certificate and
+	// the token of the monitoring ServiceAccount bound to the chart's metrics-reader ClusterRole.
+	CAFile, TokenFile string
+
+	proc      *process
+	clientset kubernetes.Interface
+}
+
+// The monitoring ServiceAccount Prometheus scrapes as (kube-prometheus' name).
+const prometheusServiceAccount = "prometheus-k8s"
+
+// StartOperator starts a control plane and the operator on it, with the chart's metrics-reader
+// ClusterRole bound to Prometheus' ServiceAccount, the lab's StorageTiers and their
+// StorageClasses. It returns once the operator is ready (its caches synced).
+func StartOperator(t testing.TB, dir string, chart Chart) *Operator {
+	t.Helper()
+	ctx := context.Background()
+	env, c := testutil.ControlPlane(t)
+	o := &Operator{Client: c}
+
+	kubeconfig := filepath.Join(dir, "operator.kubeconfig")
+	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The metrics certificate, for the name the ServiceMonitor verifies (its tlsConfig.serverName:
+	// the metrics Service's DNS name), as the chart's metrics-tls.yaml issues it.
+	certDir := filepath.Join(dir, "metrics-certs")
+	serverName := chart.Monitor.Spec.Endpoints[0].ServerName()
+	if serverName == "" {
+		t.Fatal("the chart's ServiceMonitor names no tlsConfig.serverName")
+	}
+	ca, err := writeServingCert(certDir, serverName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.CAFile = ca
+
+	for _, obj := range labFixtures(chart) {
+		if err := c.Create(ctx, obj); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.clientset = cs
+	tok, err := cs.CoreV1().ServiceAccounts(MonitorNamespace).CreateToken(ctx, prometheusServiceAccount,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](7200)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a token for %s/%s: %v", MonitorNamespace, prometheusServiceAccount, err)
+	}
+	o.TokenFile = filepath.Join(dir, "prometheus-token")
+	if err := os.WriteFile(o.TokenFile, []byte(tok.Status.Token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	bin := filepath.Join(dir, "manager")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/manager")
+	build.Dir = testutil.Root()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building cmd/manager: %v\n%s", err, out)
+	}
+	o.Address = testutil.FreePort(t)
+	probe := testutil.FreePort(t)
+	o.proc = start(t, dir, "operator", exec.Command(bin, "--kubeconfig="+kubeconfig,
+		"--metrics-bind-address="+o.Address, "--metrics-cert-dir="+certDir,
+		"--health-probe-bind-address="+probe, "--leader-elect=false",
+		// The autoscaler reads the lab's Prometheus on loopback (allowed by default: only
+		// link-local addresses and the API server are refused).
+		"--prometheus-query-timeout=5s"))
+	if err := waitHTTP(http.DefaultClient, o.proc, "http://"+probe+"/readyz", 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// unboundToken is a token of a ServiceAccount the API server knows but that no binding lets
+// read /metrics.
+func (o *Operator) unboundToken(t testing.TB) []byte {
+	t.Helper()
+	ctx := context.Background()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: MonitorNamespace, Name: "not-a-metrics-reader"}}
+	if err := o.Client.Create(ctx, sa); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	tok, err := o.clientset.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(tok.Status.Token)
+}
+
+// Apply creates p (spec only: the operator plans it and writes its status).
+func (o *Operator) Apply(t testing.TB, p *v1alpha1.AnalyticsPipeline) {
+	t.Helper()
+	obj := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}, Spec: *p.Spec.DeepCopy()}
+	if err := o.Client.Create(context.Background(), obj); err != nil {
+		t.Fatalf("creating pipeline %s/%s: %v", p.Namespace, p.Name, err)
+	}
+}
+
+// Stop stops the operator (its pod gone).
+func (o *Operator) Stop() { o.proc.Stop() }
+
+// labFixtures are the objects a cluster has before the pipeline: the namespaces, the lab's
+// StorageTiers and their StorageClasses, Prometheus' ServiceAccount and the chart's
+// metrics-reader ClusterRole bound to it (kube-prometheus binds its Prometheus the same way).
+func labFixtures(chart Chart) []client.Object {
+	objs := []client.Object{}
+	for _, ns := range []string{PipelineNamespace, MonitorNamespace, chart.Pod.Namespace} {
+		objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	}
+	for _, tier := range gen.APITiers() {
+		tier := tier
+		objs = append(objs, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: tier.Spec.StorageClassName},
+			Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer)})
+		objs = append(objs, &v1alpha1.StorageTier{ObjectMeta: metav1.ObjectMeta{Name: tier.Name}, Spec: tier.Spec})
+	}
+	reader := chart.MetricsReader.DeepCopy()
+	objs = append(objs, reader,
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: MonitorNamespace, Name: prometheusServiceAccount}},
+		&rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "lab-prometheus-metrics-reader"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: reader.Name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: MonitorNamespace, Name: prometheusServiceAccount}},
+		})
+	return objs
+}
+
+// waitPlanned waits until the operator has planned p's current generation.
+func (o *Operator) waitPlanned(t testing.TB, namespace, name string) *v1alpha1.AnalyticsPipeline {
+	t.Helper()
+	got := &v1alpha1.AnalyticsPipeline{}
+	testutil.Eventually(t, 2*time.Minute, fmt.Sprintf("the operator to plan %s/%s", namespace, name), func() error {
+		if err := o.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, got); err != nil {
+			return err
+		}
+		if got.Status.ObservedGeneration != got.Generation || got.Status.Plan == nil {
+			return fmt.Errorf("generation %d observed %d, plan %v", got.Generation, got.Status.ObservedGeneration, got.Status.Plan != nil)
+		}
+		return nil
+	})
+	return got
+}

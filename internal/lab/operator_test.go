@@ -1,0 +1,160 @@
+package lab
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/autoscale"
+)
+
+// operatorEndpoint: the operator's metrics answer only over TLS with the certificate the
+// ServiceMonitor verifies, and only to a caller the API server authenticates and authorizes.
+// Prometheus scraping it (the target is up) is the other half: the TLS configuration and token
+// generated from the chart's ServiceMonitor are accepted.
+func operatorEndpoint(t *testing.T, l *Lab) {
+	serverName := l.Monitors[len(l.Monitors)-1].Spec.Endpoints[0].ServerName()
+	token, err := os.ReadFile(l.Operator.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(caFile, name string, token []byte) (int, error) {
+		pool := x509.NewCertPool()
+		if caFile != "" {
+			pem, err := os.ReadFile(caFile)
+			if err != nil {
+				return 0, err
+			}
+			pool.AppendCertsFromPEM(pem)
+		}
+		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: name, MinVersion: tls.VersionTLS12}}}
+		req, _ := http.NewRequest(http.MethodGet, "https://"+l.Operator.Address+"/metrics", nil)
+		if token != nil {
+			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	if code, err := get(l.Operator.CAFile, serverName, token); err != nil || code != http.StatusOK {
+		t.Errorf("with the CA, %s and the token: %d %v, want 200", serverName, code, err)
+	}
+	if code, err := get(l.Operator.CAFile, serverName, nil); err != nil || (code != http.StatusUnauthorized && code != http.StatusForbidden) {
+		t.Errorf("without a token: %d %v, want 401 or 403", code, err)
+	}
+	// A token the API server cannot review: controller-runtime's filter answers 500 when the
+	// TokenReview reports an error (pkg/metrics/filters/filters.go), refusing all the same.
+	if code, err := get(l.Operator.CAFile, serverName, []byte("not-a-token")); err != nil || code == http.StatusOK {
+		t.Errorf("with a token the API server does not know: %d %v, want a refusal", code, err)
+	}
+	// A real ServiceAccount without the metrics-reader binding is authenticated, not authorized.
+	if code, err := get(l.Operator.CAFile, serverName, l.Operator.unboundToken(t)); err != nil || code != http.StatusForbidden {
+		t.Errorf("with a ServiceAccount not bound to the metrics reader: %d %v, want 403", code, err)
+	}
+	other, err := writeServingCert(filepath.Join(t.TempDir(), "other"), serverName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := get(other, serverName, token); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("with another CA: %v, want a certificate error", err)
+	}
+	if _, err := get(l.Operator.CAFile, "strata-metrics.elsewhere.svc", token); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("for another server name: %v, want a certificate error", err)
+	}
+}
+
+// planInvalid: a pipeline naming a StorageTier that does not exist is not planned
+// (PlanValid=False, TierNotFound) and StrataPipelinePlanInvalid fires for it.
+func planInvalid(t *testing.T, ctx context.Context, l *Lab) {
+	bad := l.Pipeline.DeepCopy()
+	bad.Name = "lab-invalid"
+	bad.Spec.Kafka.Storage.Tier = "no-such-tier"
+	bad.Spec.Autoscaling.Enabled = false
+	l.Operator.Apply(t, bad)
+	created := time.Now()
+	var got v1alpha1.AnalyticsPipeline
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if err := l.Operator.Client.Get(ctx, client.ObjectKeyFromObject(bad), &got); err != nil {
+			t.Fatal(err)
+		}
+		if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionPlanValid); c != nil && c.Status == "False" {
+			if c.Reason != v1alpha1.ReasonTierNotFound {
+				t.Errorf("PlanValid=False for %s, want %s", c.Reason, v1alpha1.ReasonTierNotFound)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no PlanValid=False a minute after creating %s: %+v", bad.Name, got.Status.Conditions)
+		}
+		time.Sleep(time.Second)
+	}
+	r, ok := l.WaitAlert(ctx, "StrataPipelinePlanInvalid", "firing", 2*time.Minute)
+	if !ok {
+		t.Fatalf("StrataPipelinePlanInvalid not firing: %v %v", r.Series, r.Err)
+	}
+	for _, s := range r.Series {
+		if s.Labels["pipeline"] != bad.Name || s.Labels["namespace"] != bad.Namespace {
+			t.Errorf("StrataPipelinePlanInvalid fires for %v, want only %s/%s", s.Labels, bad.Namespace, bad.Name)
+		}
+	}
+	t.Logf("StrataPipelinePlanInvalid firing %s after the pipeline was created", time.Since(created).Round(time.Second))
+}
+
+// autoscalerReads: the real autoscaler reads the lab's Prometheus with its default queries: its
+// Brokers window records a reading with fresh samples, and the Autoscaling condition names no broker signal as missing (it lists
+// only the signals it had no fresh sample of; the Elasticsearch ones, whose exporter the lab
+// does not run, may be among them).
+func autoscalerReads(t *testing.T, ctx context.Context, l *Lab) {
+	var got v1alpha1.AnalyticsPipeline
+	var c *metav1.Condition
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if err := l.Operator.Client.Get(ctx, client.ObjectKeyFromObject(l.Pipeline), &got); err != nil {
+			t.Fatal(err)
+		}
+		c = meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionAutoscaling)
+		if c != nil && brokersRead(got.Status.Autoscaling) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no autoscaler reading two minutes after the lab started: %+v", got.Status.Conditions)
+		}
+		time.Sleep(time.Second)
+	}
+	t.Logf("Autoscaling=%s %s: %s", c.Status, c.Reason, c.Message)
+	for _, s := range []autoscale.Signal{autoscale.BrokerTransmitBytes, autoscale.BrokerReceiveBytes,
+		autoscale.KafkaBytesIn, autoscale.KafkaBytesOut, autoscale.UnderReplicatedPartitions} {
+		if strings.Contains(c.Message, string(s)) {
+			t.Errorf("the autoscaler misses %s: %s", s, c.Message)
+		}
+	}
+}
+
+// brokersRead says whether the autoscaler's Brokers window has a reading with fresh samples.
+func brokersRead(st *v1alpha1.AutoscalingStatus) bool {
+	if st == nil {
+		return false
+	}
+	for _, w := range st.Windows {
+		if w.Resource == v1alpha1.ResourceBrokers && w.LastReading != nil {
+			return true
+		}
+	}
+	return false
+}
