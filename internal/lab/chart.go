@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/testutil"
@@ -25,6 +26,13 @@ type Chart struct {
 	Pod Pod
 	// MetricsReader is the chart's ClusterRole that lets a scraper get /metrics.
 	MetricsReader *rbacv1.ClusterRole
+	// RBAC is the chart's ServiceAccount, Roles, ClusterRoles and their bindings: the lab runs
+	// the operator as that ServiceAccount, so it has exactly the permissions the chart grants.
+	RBAC []*unstructured.Unstructured
+	// ServiceAccount is the operator's ServiceAccount (in Pod.Namespace).
+	ServiceAccount string
+	// Args are the operator container's arguments.
+	Args []string
 }
 
 // RenderChart renders charts/strata as release name in namespace (helm template, the pinned Helm:
@@ -64,7 +72,8 @@ type object struct {
 			} `json:"metadata"`
 			Spec struct {
 				Containers []struct {
-					Name  string `json:"name"`
+					Name  string   `json:"name"`
+					Args  []string `json:"args"`
 					Ports []struct {
 						Name string `json:"name"`
 					} `json:"ports"`
@@ -100,6 +109,20 @@ func parseChart(manifest []byte, namespace string) (Chart, error) {
 		if role.Kind == "ClusterRole" && strings.HasSuffix(role.Name, "-metrics-reader") {
 			c.MetricsReader = &role
 		}
+		switch role.Kind {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+				return c, err
+			}
+			if role.Kind == "ServiceAccount" {
+				c.ServiceAccount = u.GetName()
+			}
+			c.RBAC = append(c.RBAC, u)
+		}
+	}
+	if c.ServiceAccount == "" {
+		return c, fmt.Errorf("the chart renders no ServiceAccount")
 	}
 	if c.MetricsReader == nil {
 		return c, fmt.Errorf("the chart renders no metrics-reader ClusterRole")
@@ -123,6 +146,7 @@ func parseChart(manifest []byte, namespace string) (Chart, error) {
 							c.Pod = Pod{Namespace: namespace, Name: d.Metadata.Name + "-5d4c7b9f8-lab00", Labels: d.Spec.Template.Metadata.Labels,
 								Container: ctr.Name, PortName: cp.Name,
 								Service: &Service{Name: svc.Metadata.Name, Labels: svc.Metadata.Labels, PortName: sp.Name}}
+							c.Args = ctr.Args
 							return c, nil
 						}
 					}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,9 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,6 +42,7 @@ type Operator struct {
 	// the token of the monitoring ServiceAccount bound to the chart's metrics-reader ClusterRole.
 	CAFile, TokenFile string
 
+	chart     Chart
 	proc      *process
 	clientset kubernetes.Interface
 }
@@ -52,12 +57,8 @@ func StartOperator(t testing.TB, dir string, chart Chart) *Operator {
 	t.Helper()
 	ctx := context.Background()
 	env, c := testutil.ControlPlane(t)
-	o := &Operator{Client: c}
+	o := &Operator{Client: c, chart: chart}
 
-	kubeconfig := filepath.Join(dir, "operator.kubeconfig")
-	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	// The metrics certificate, for the name the ServiceMonitor verifies (its tlsConfig.serverName:
 	// the metrics Service's DNS name), as the chart's metrics-tls.yaml issues it.
 	certDir := filepath.Join(dir, "metrics-certs")
@@ -81,6 +82,11 @@ func StartOperator(t testing.TB, dir string, chart Chart) *Operator {
 		t.Fatal(err)
 	}
 	o.clientset = cs
+	// The operator runs as the chart's ServiceAccount, with the chart's RBAC and nothing more.
+	kubeconfig := filepath.Join(dir, "operator.kubeconfig")
+	if err := writeKubeconfig(ctx, cs, env.Config, chart.Pod.Namespace, chart.ServiceAccount, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
 	tok, err := cs.CoreV1().ServiceAccounts(MonitorNamespace).CreateToken(ctx, prometheusServiceAccount,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](7200)}}, metav1.CreateOptions{})
 	if err != nil {
@@ -99,12 +105,7 @@ func StartOperator(t testing.TB, dir string, chart Chart) *Operator {
 	}
 	o.Address = testutil.FreePort(t)
 	probe := testutil.FreePort(t)
-	o.proc = start(t, dir, "operator", exec.Command(bin, "--kubeconfig="+kubeconfig,
-		"--metrics-bind-address="+o.Address, "--metrics-cert-dir="+certDir,
-		"--health-probe-bind-address="+probe, "--leader-elect=false",
-		// The autoscaler reads the lab's Prometheus on loopback (allowed by default: only
-		// link-local addresses and the API server are refused).
-		"--prometheus-query-timeout=5s"))
+	o.proc = start(t, dir, "operator", exec.Command(bin, operatorArgs(chart, kubeconfig, o.Address, probe, certDir)...))
 	if err := waitHTTP(http.DefaultClient, o.proc, "http://"+probe+"/readyz", 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -154,12 +155,14 @@ func labFixtures(chart Chart) []client.Object {
 			Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer)})
 		objs = append(objs, &v1alpha1.StorageTier{ObjectMeta: metav1.ObjectMeta{Name: tier.Name}, Spec: tier.Spec})
 	}
-	reader := chart.MetricsReader.DeepCopy()
-	objs = append(objs, reader,
+	for _, u := range chart.RBAC {
+		objs = append(objs, u.DeepCopy())
+	}
+	objs = append(objs,
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: MonitorNamespace, Name: prometheusServiceAccount}},
 		&rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: "lab-prometheus-metrics-reader"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: reader.Name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: chart.MetricsReader.Name},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: MonitorNamespace, Name: prometheusServiceAccount}},
 		})
 	return objs
@@ -179,4 +182,41 @@ func (o *Operator) waitPlanned(t testing.TB, namespace, name string) *v1alpha1.A
 		return nil
 	})
 	return got
+}
+
+// writeKubeconfig writes a kubeconfig for the API server of cfg that authenticates with a token
+// of the ServiceAccount namespace/name, as the operator's pod does with its projected token.
+func writeKubeconfig(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, namespace, name, path string) error {
+	tok, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](7200)}}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("a token for %s/%s: %w", namespace, name, err)
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["lab"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	kc.Contexts["lab"] = &clientcmdapi.Context{Cluster: "lab", AuthInfo: name, Namespace: namespace}
+	kc.CurrentContext = "lab"
+	return clientcmd.WriteToFile(*kc, path)
+}
+
+// operatorArgs are the chart's arguments for the operator container, with what differs outside a
+// pod: the addresses it binds (loopback ports), the metrics certificate's directory (the chart
+// mounts its Secret), the kubeconfig (in a pod: the ServiceAccount's mounted token) and the
+// leader election's namespace (in a pod: read from the mounted ServiceAccount namespace).
+func operatorArgs(chart Chart, kubeconfig, metricsAddr, probeAddr, certDir string) []string {
+	replace := map[string]string{
+		"--metrics-bind-address":      metricsAddr,
+		"--health-probe-bind-address": probeAddr,
+		"--metrics-cert-dir":          certDir,
+	}
+	args := []string{"--kubeconfig=" + kubeconfig, "--leader-election-namespace=" + chart.Pod.Namespace}
+	for _, a := range chart.Args {
+		name, _, _ := strings.Cut(a, "=")
+		if v, ok := replace[name]; ok {
+			a = name + "=" + v
+		}
+		args = append(args, a)
+	}
+	return args
 }

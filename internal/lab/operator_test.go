@@ -7,16 +7,21 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/autoscale"
+	"github.com/strata-dev/strata/internal/desired"
 )
 
 // operatorEndpoint: the operator's metrics answer only over TLS with the certificate the
@@ -157,4 +162,50 @@ func brokersRead(st *v1alpha1.AutoscalingStatus) bool {
 		}
 	}
 	return false
+}
+
+// reconcileErrors: the operator runs with the chart's RBAC (a healthy lab has no reconcile
+// errors, so that RBAC is enough for what the lab reconciles); once the chart's manager
+// ClusterRole loses its write verbs on Strimzi's kinds and the pipeline's Kafka is deleted, every
+// reconcile fails to recreate it and StrataOperatorReconcileErrors fires.
+func reconcileErrors(t *testing.T, ctx context.Context, l *Lab) {
+	c := l.Operator.Client
+	var role rbacv1.ClusterRole
+	for _, u := range l.Operator.chart.RBAC {
+		if u.GetKind() == "ClusterRole" && strings.HasSuffix(u.GetName(), "-manager") {
+			if err := c.Get(ctx, client.ObjectKey{Name: u.GetName()}, &role); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if role.Name == "" {
+		t.Fatal("the chart has no manager ClusterRole")
+	}
+	cut := 0
+	for i, r := range role.Rules {
+		if !slices.Contains(r.APIGroups, "kafka.strimzi.io") || !slices.Contains(r.Resources, "kafkas") {
+			continue
+		}
+		role.Rules[i].Verbs = slices.DeleteFunc(r.Verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" })
+		cut++
+	}
+	if cut == 0 {
+		t.Fatalf("ClusterRole %s grants nothing on kafka.strimzi.io kafkas", role.Name)
+	}
+	if err := c.Update(ctx, &role); err != nil {
+		t.Fatal(err)
+	}
+	kafka := &unstructured.Unstructured{}
+	kafka.SetGroupVersionKind(schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "Kafka"})
+	kafka.SetNamespace(l.Pipeline.Namespace)
+	kafka.SetName(desired.KafkaName(l.Pipeline))
+	if err := c.Delete(ctx, kafka); err != nil {
+		t.Fatalf("deleting the pipeline's Kafka: %v", err)
+	}
+	cut0 := time.Now()
+	r, ok := l.WaitAlert(ctx, "StrataOperatorReconcileErrors", "firing", 2*time.Minute)
+	if !ok {
+		t.Fatalf("StrataOperatorReconcileErrors not firing: %v %v", r.Series, r.Err)
+	}
+	t.Logf("StrataOperatorReconcileErrors firing for %v %s after the Kafka was deleted", r.Series[0].Labels["controller"], time.Since(cut0).Round(time.Second))
 }
