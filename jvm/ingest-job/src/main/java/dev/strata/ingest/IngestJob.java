@@ -40,6 +40,26 @@ public final class IngestJob {
   /** The started query and its sink (whose consumer-group committer the caller closes). */
   record Running(StreamingQuery query, BatchSink sink) {}
 
+  /**
+   * Puts the index lifecycle (policy, templates, the first write index): the job's first request
+   * to Elasticsearch, so an endpoint it cannot reach or trust (a CA that did not sign the server's
+   * certificate, a name the certificate does not hold, wrong credentials) stops the job at start,
+   * with the endpoint and the setting to check named.
+   */
+  static void setUpIndex(IngestConf conf) {
+    try {
+      IndexLifecycle.apply(EsClients.shared(conf), conf);
+    } catch (Exception e) {
+      Throwable root = e;
+      while (root.getCause() != null && root.getCause() != root) {
+        root = root.getCause();
+      }
+      throw new IllegalStateException("cannot set up the index lifecycle at " + IngestConf.ES_URL + "="
+          + conf.esUrl() + (conf.esCaPath() == null ? "" : " (trusting " + IngestConf.ES_CA_PATH + "="
+          + conf.esCaPath() + ")") + ": " + root, e);
+    }
+  }
+
   /** Every Spark setting, for IngestConf. */
   static Map<String, String> settings(SparkSession spark) {
     Map<String, String> m = new HashMap<>();
@@ -55,7 +75,7 @@ public final class IngestJob {
    */
   static Running start(SparkSession spark, IngestConf conf) throws Exception {
     spark.conf().set(STREAMING_METRICS, "true");
-    IndexLifecycle.apply(EsClients.shared(conf), conf);
+    setUpIndex(conf);
     Dataset<Row> records = spark.readStream()
         .format("kafka")
         .options(KafkaSettings.source(conf))
