@@ -209,3 +209,35 @@ func reconcileErrors(t *testing.T, ctx context.Context, l *Lab) {
 	}
 	t.Logf("StrataOperatorReconcileErrors firing for %v %s after the Kafka was deleted", r.Series[0].Labels["controller"], time.Since(cut0).Round(time.Second))
 }
+
+// overloaded: a pipeline whose workload no broker count up to its maximum carries is planned at
+// its bounds with a bottleneck (PlanValid=False, CapacityExceeded); with autoscaling on and the
+// bottleneck's resource at its maximum, StrataPipelineBottleneck and StrataAutoscalerAtMaximum
+// fire for it.
+func overloaded(t *testing.T, ctx context.Context, l *Lab) {
+	big := l.Pipeline.DeepCopy()
+	big.Name = "lab-overloaded"
+	big.Spec.Workload.MessagesPerSecond *= 1000
+	big.Spec.Workload.ConsumerMessagesPerSecond *= 1000
+	l.Operator.Apply(t, big)
+	got := l.Operator.waitPlanned(t, big.Namespace, big.Name)
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionPlanValid); c == nil || c.Reason != v1alpha1.ReasonCapacityExceeded {
+		t.Fatalf("PlanValid of %s: %+v, want CapacityExceeded", big.Name, c)
+	}
+	t.Logf("%s: bottleneck %s, %d brokers, %d executors, %d data nodes", big.Name, got.Status.Plan.Bottleneck,
+		got.Status.Plan.Brokers, got.Status.Plan.Executors, got.Status.Plan.ElasticsearchDataNodes)
+	created := time.Now()
+	for _, alert := range []string{"StrataPipelineBottleneck", "StrataAutoscalerAtMaximum"} {
+		r, ok := l.WaitAlert(ctx, alert, "firing", 2*time.Minute)
+		if !ok {
+			t.Errorf("%s not firing: %v %v", alert, r.Series, r.Err)
+			continue
+		}
+		for _, s := range r.Series {
+			if s.Labels["pipeline"] != big.Name {
+				t.Errorf("%s fires for %v, want only %s", alert, s.Labels, big.Name)
+			}
+		}
+		t.Logf("%s firing %s after the pipeline was created", alert, time.Since(created).Round(time.Second))
+	}
+}
