@@ -3,7 +3,8 @@ package dashboards
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // PanelQuery is one PromQL target of one panel.
@@ -34,11 +35,7 @@ func Queries() ([]PanelQuery, error) {
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(boards))
-	for n := range boards {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(boards))
 	var out []PanelQuery
 	for _, n := range names {
 		var d struct {
