@@ -5,8 +5,9 @@
 //     collector (1.6.0, what Strimzi's image ships) loaded with exactly the rules Strata
 //     generates (internal/desired's Kafka metrics ConfigMap), from the launcher jvm/lab builds;
 //   - a producer writing a fixed byte rate with acks=all;
-//   - the operator's metrics endpoint (internal/metrics) serving a pipeline planned by
-//     internal/plan;
+//   - the real operator (cmd/manager as a process, with the chart's arguments, ServiceAccount
+//     and RBAC) on a control plane of its own, planning the lab's pipeline; its metrics endpoint
+//     serves HTTPS and checks every scraper's token with the API server, as the chart deploys it;
 //   - a real Prometheus (the pinned bin/prometheus) whose scrape configuration is generated from
 //     Strata's PodMonitors (config/prometheus/upstream-monitors.yaml) and the chart's
 //     ServiceMonitor (helm template charts/strata), relabelled as the Prometheus Operator does,

@@ -79,7 +79,7 @@ func Pipeline(o Options) (*v1alpha1.AnalyticsPipeline, error) {
 	return p, nil
 }
 
-// Start runs the lab: the operator's metrics endpoint, Prometheus with the generated scrape
+// Start runs the lab: the operator on its control plane, Prometheus with the generated scrape
 // configuration and alert rules, the Kafka cluster and the producer. It returns once every
 // process serves its metrics (scraping takes a few more intervals).
 func Start(t testing.TB, o Options) *Lab {
