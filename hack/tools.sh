@@ -6,7 +6,7 @@
 #
 #   hack/tools.sh path NAME   build NAME if needed and print its path
 #                             NAME: kube-apiserver etcd controller-gen crd-ref-docs helm prometheus
-#                             promtool kind
+#                             promtool kind kafka_exporter
 #   hack/tools.sh envtest     print a directory holding kube-apiserver and etcd for envtest:
 #                             $KUBEBUILDER_ASSETS when set, else the pinned builds
 #   hack/tools.sh all         build every tool
@@ -110,6 +110,20 @@ build_prometheus() { # build_prometheus OUT CMD
   (cd "$dir" && gobuild "$cmd" "$out" -trimpath -ldflags "-s -w" "github.com/prometheus/prometheus/cmd/$cmd")
 }
 
+# build_kafka_exporter OUT: the Kafka exporter from its vendored source (third_party/kafka_exporter,
+# its own module: the proxy refuses github.com/danielqsj/kafka_exporter, its dependencies it serves).
+build_kafka_exporter() {
+  local out=$1 src="$root/third_party/kafka_exporter"
+  local have
+  have=$(cat "$src/VERSION")
+  if [ "$have" != "$KAFKA_EXPORTER_VERSION" ]; then
+    say "third_party/kafka_exporter holds $have, hack/versions.env pins $KAFKA_EXPORTER_VERSION: run hack/kafka-exporter.sh"
+    exit 1
+  fi
+  say "building kafka_exporter $KAFKA_EXPORTER_VERSION"
+  (cd "$src" && gobuild kafka_exporter "$out" -trimpath -ldflags "-s -w" .)
+}
+
 # go_install OUT PKG@VERSION [LDFLAGS]: for tools whose own module builds as it is.
 go_install() {
   local out=$1 pkg=$2 ld=${3:-} tmp
@@ -143,6 +157,7 @@ tool_path() {
     helm) version=$HELM_VERSION ;;
     kind) version=$KIND_VERSION ;;
     prometheus | promtool) version=$PROMETHEUS_VERSION ;;
+    kafka_exporter) version=$KAFKA_EXPORTER_VERSION ;;
     *) say "unknown tool $name"; exit 2 ;;
   esac
   local out="$bin/$name-$version/$name"
@@ -156,6 +171,7 @@ tool_path() {
       helm) go_install "$out" "helm.sh/helm/v3/cmd/helm@$version" "$(helm_ldflags)" ;;
       kind) go_install "$out" "sigs.k8s.io/kind@$version" ;;
       prometheus | promtool) build_prometheus "$out" "$name" ;;
+      kafka_exporter) build_kafka_exporter "$out" ;;
     esac
   fi
   echo "$out"
@@ -178,6 +194,6 @@ envtest_dir() {
 case ${1:-} in
   path) tool_path "${2:?tool name}" ;;
   envtest) envtest_dir ;;
-  all) for t in kube-apiserver etcd controller-gen crd-ref-docs helm prometheus promtool; do tool_path "$t" >/dev/null; done ;;
+  all) for t in kube-apiserver etcd controller-gen crd-ref-docs helm prometheus promtool kafka_exporter; do tool_path "$t" >/dev/null; done ;;
   *) sed -n '2,12p' "$0" >&2; exit 2 ;;
 esac

@@ -36,6 +36,10 @@ type Options struct {
 	AlertFor time.Duration
 }
 
+// KafkaVersion is the version of the lab's brokers (jvm/lab/pom.xml), the lab pipeline's
+// spec.kafka.version: the Kafka exporter is told it as Strimzi tells it the Kafka's.
+const KafkaVersion = "4.3.1"
+
 // Namespaces of the lab's pipeline, of the monitors and of the operator (the alerts' defaults).
 const (
 	PipelineNamespace = "lab"
@@ -49,7 +53,10 @@ type Lab struct {
 	Prometheus *Prometheus
 	Operator   *Operator
 	Producer   *process
-	Monitors   []Monitor
+	// Consumer reads the topic as the pipeline's job does, committing to its consumer group.
+	Consumer      *process
+	KafkaExporter *KafkaExporter
+	Monitors      []Monitor
 
 	dir  string
 	mu   sync.Mutex
@@ -63,7 +70,10 @@ func Pipeline(o Options) (*v1alpha1.AnalyticsPipeline, error) {
 	p := gen.Pipeline(gen.SetName(PipelineNamespace, "lab"), gen.SetTopic("lab-events"),
 		gen.SetWorkload(o.MessagesPerSecond, o.MessageBytes),
 		gen.SetBrokers(int32(o.Brokers), int32(o.Brokers)),
-		gen.SetSpec(func(s *v1alpha1.AnalyticsPipelineSpec) { s.Kafka.ReplicationFactor = o.ReplicationFactor }),
+		gen.SetSpec(func(s *v1alpha1.AnalyticsPipelineSpec) {
+			s.Kafka.ReplicationFactor = o.ReplicationFactor
+			s.Kafka.Version = KafkaVersion
+		}),
 		gen.SetAutoscaling(v1alpha1.AutoscalingSpec{Enabled: true, IntervalSeconds: interval}),
 		gen.SetConditions(
 			metav1.Condition{Type: v1alpha1.ConditionPlanValid, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonPlanned},
@@ -80,7 +90,8 @@ func Pipeline(o Options) (*v1alpha1.AnalyticsPipeline, error) {
 }
 
 // Start runs the lab: the operator on its control plane, Prometheus with the generated scrape
-// configuration and alert rules, the Kafka cluster and the producer. It returns once every
+// configuration and alert rules, the Kafka cluster, the producer, a consumer in the pipeline's
+// consumer group and the Kafka exporter. It returns once every
 // process serves its metrics (scraping takes a few more intervals).
 func Start(t testing.TB, o Options) *Lab {
 	t.Helper()
@@ -149,6 +160,9 @@ func Start(t testing.TB, o Options) *Lab {
 	pl := p.Status.Plan
 	l.Producer = l.Kafka.Produce(t, l.dir, desired.TopicName(p), int(pl.Partitions), int(pl.ReplicationFactor),
 		o.MessagesPerSecond*o.MessageBytes, int(o.MessageBytes))
+	l.Consumer = l.Kafka.ConsumeFrom(t, nil, l.dir, desired.TopicName(p), desired.ConsumerGroup(p))
+	l.KafkaExporter = StartKafkaExporter(t, l.dir, p, l.Kafka)
+	l.AddPod(t, l.KafkaExporter.Pod)
 	return l
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // inLab are the sources the lab runs.
-var inLab = map[string]bool{"Kafka JMX exporter": true, "operator": true, "controller-runtime": true}
+var inLab = map[string]bool{"Kafka JMX exporter": true, "Kafka exporter": true, "operator": true, "controller-runtime": true}
 
 // noDataExpected are queries whose sources all run in the lab but which have no data in a
 // healthy lab, and why. Any other such query without data fails the test.
@@ -32,7 +32,7 @@ var knownBroken = map[string]string{}
 
 // silentExpected are the alerts pending or firing in a healthy lab, and why.
 var silentExpected = map[string]string{
-	"StrataPipelineMetricsUnavailable": "cAdvisor, the Kafka exporter, Spark and the Elasticsearch exporter do not run in the lab",
+	"StrataPipelineMetricsUnavailable": "cAdvisor, Spark and the Elasticsearch exporter do not run in the lab",
 }
 
 func TestLab(t *testing.T) {
@@ -47,7 +47,7 @@ func TestLab(t *testing.T) {
 
 	// Every target up, and two rate windows of the producer's load.
 	if r, ok := prom.WaitFor(ctx, `count(up == 1)`, 3*time.Minute, func(r Result) bool {
-		return len(r.Series) == 1 && int(r.Series[0].Value) == len(l.Kafka.Brokers)+1
+		return len(r.Series) == 1 && int(r.Series[0].Value) == l.targets()
 	}); !ok {
 		t.Fatalf("targets up: %v %v", r.Series, r.Err)
 	}
@@ -106,6 +106,8 @@ func TestLab(t *testing.T) {
 		}
 	})
 
+	t.Run("paused job: ConsumerLagGrowing and SparkProcessingBelowIngest firing", func(t *testing.T) { consumerLag(t, ctx, l) })
+
 	t.Run("stopped broker: under-replicated", func(t *testing.T) {
 		q := queries[autoscale.UnderReplicatedPartitions]
 		b := l.Kafka.Brokers[len(l.Kafka.Brokers)-1]
@@ -146,6 +148,13 @@ func TestLab(t *testing.T) {
 		t.Logf("StrataOperatorDown firing %s after the metrics endpoint stopped", time.Since(stopped).Round(time.Second))
 	})
 	t.Logf("lab test took %s", time.Since(began).Round(time.Second))
+}
+
+// targets is the number of scrape targets the lab's processes are.
+func (l *Lab) targets() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.pods)
 }
 
 func (l *Lab) scrapeInterval() time.Duration {

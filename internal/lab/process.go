@@ -70,6 +70,13 @@ func (p *process) Running() bool {
 	}
 }
 
+// Pause freezes the process (SIGSTOP), as a job stalled in a long GC or on a dead disk: it
+// holds its connections and does nothing.
+func (p *process) Pause() { _ = p.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume lets a paused process go on (SIGCONT).
+func (p *process) Resume() { _ = p.cmd.Process.Signal(syscall.SIGCONT) }
+
 // Stop ends the process as the kubelet ends a container: SIGTERM, then SIGKILL after a grace
 // period (30 s, the pods' default).
 func (p *process) Stop() {
