@@ -6,7 +6,7 @@
 #
 #   hack/tools.sh path NAME   build NAME if needed and print its path
 #                             NAME: kube-apiserver etcd controller-gen crd-ref-docs helm prometheus
-#                             promtool kind kafka_exporter
+#                             promtool kind kafka_exporter elasticsearch_exporter
 #   hack/tools.sh envtest     print a directory holding kube-apiserver and etcd for envtest:
 #                             $KUBEBUILDER_ASSETS when set, else the pinned builds
 #   hack/tools.sh all         build every tool
@@ -124,6 +124,17 @@ build_kafka_exporter() {
   (cd "$src" && gobuild kafka_exporter "$out" -trimpath -ldflags "-s -w" .)
 }
 
+# build_module OUT MODULE@VERSION: a tool whose main package is its module's root, built in the
+# module's own directory with its own go.sum. For modules the proxy serves by version but not in
+# its version list: `go install m@v` asks the list (for deprecations) and fails with 403 there.
+build_module() {
+  local out=$1 mod=$2 dir
+  say "building ${mod%@*} ${mod#*@}"
+  dir=$(go mod download -json "$mod" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
+  [ -n "$dir" ] || { say "downloading $mod failed"; exit 1; }
+  (cd "$dir" && gobuild "${mod%@*}" "$out" -trimpath -ldflags "-s -w" .)
+}
+
 # go_install OUT PKG@VERSION [LDFLAGS]: for tools whose own module builds as it is.
 go_install() {
   local out=$1 pkg=$2 ld=${3:-} tmp
@@ -158,6 +169,7 @@ tool_path() {
     kind) version=$KIND_VERSION ;;
     prometheus | promtool) version=$PROMETHEUS_VERSION ;;
     kafka_exporter) version=$KAFKA_EXPORTER_VERSION ;;
+    elasticsearch_exporter) version=$ELASTICSEARCH_EXPORTER_VERSION ;;
     *) say "unknown tool $name"; exit 2 ;;
   esac
   local out="$bin/$name-$version/$name"
@@ -172,6 +184,7 @@ tool_path() {
       kind) go_install "$out" "sigs.k8s.io/kind@$version" ;;
       prometheus | promtool) build_prometheus "$out" "$name" ;;
       kafka_exporter) build_kafka_exporter "$out" ;;
+      elasticsearch_exporter) build_module "$out" "github.com/prometheus-community/elasticsearch_exporter@$version" ;;
     esac
   fi
   echo "$out"
@@ -194,6 +207,6 @@ envtest_dir() {
 case ${1:-} in
   path) tool_path "${2:?tool name}" ;;
   envtest) envtest_dir ;;
-  all) for t in kube-apiserver etcd controller-gen crd-ref-docs helm prometheus promtool kafka_exporter; do tool_path "$t" >/dev/null; done ;;
+  all) for t in kube-apiserver etcd controller-gen crd-ref-docs helm prometheus promtool kafka_exporter elasticsearch_exporter; do tool_path "$t" >/dev/null; done ;;
   *) sed -n '2,12p' "$0" >&2; exit 2 ;;
 esac

@@ -56,7 +56,10 @@ type Lab struct {
 	// Consumer reads the topic as the pipeline's job does, committing to its consumer group.
 	Consumer      *process
 	KafkaExporter *KafkaExporter
-	Monitors      []Monitor
+	// Search is the pipeline's search server, ElasticsearchExporter the exporter in front of it.
+	Search                *Search
+	ElasticsearchExporter *ElasticsearchExporter
+	Monitors              []Monitor
 
 	dir  string
 	mu   sync.Mutex
@@ -91,7 +94,7 @@ func Pipeline(o Options) (*v1alpha1.AnalyticsPipeline, error) {
 
 // Start runs the lab: the operator on its control plane, Prometheus with the generated scrape
 // configuration and alert rules, the Kafka cluster, the producer, a consumer in the pipeline's
-// consumer group and the Kafka exporter. It returns once every
+// consumer group, the Kafka exporter, a search node and the Elasticsearch exporter. It returns once every
 // process serves its metrics (scraping takes a few more intervals).
 func Start(t testing.TB, o Options) *Lab {
 	t.Helper()
@@ -163,6 +166,9 @@ func Start(t testing.TB, o Options) *Lab {
 	l.Consumer = l.Kafka.ConsumeFrom(t, nil, l.dir, desired.TopicName(p), desired.ConsumerGroup(p))
 	l.KafkaExporter = StartKafkaExporter(t, l.dir, p, l.Kafka)
 	l.AddPod(t, l.KafkaExporter.Pod)
+	l.Search = StartSearch(t, l.dir, p)
+	l.ElasticsearchExporter = StartElasticsearchExporter(t, l.dir, p, l.Search)
+	l.AddPod(t, l.ElasticsearchExporter.Pod)
 	return l
 }
 

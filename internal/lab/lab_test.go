@@ -14,7 +14,7 @@ import (
 )
 
 // inLab are the sources the lab runs.
-var inLab = map[string]bool{"Kafka JMX exporter": true, "Kafka exporter": true, "operator": true, "controller-runtime": true}
+var inLab = map[string]bool{"Kafka JMX exporter": true, "Kafka exporter": true, "Elasticsearch exporter": true, "operator": true, "controller-runtime": true}
 
 // noDataExpected are queries whose sources all run in the lab but which have no data in a
 // healthy lab, and why. Any other such query without data fails the test.
@@ -22,8 +22,8 @@ var noDataExpected = map[string]string{
 	"alert/StrataPipelineBottleneck":                                        "the lab's plan has no bottleneck (strata_pipeline_bottleneck_info{stage!=\"None\"} is empty)",
 	"alert/StrataAutoscalerAtMaximum":                                       "no bottleneck, and the autoscaler publishes strata_pipeline_broker_link_utilization_ratio from cAdvisor's network counters only (not in the lab)",
 	"alert/StrataOperatorDown":                                              "absent(): data only while the operator is down (the operator-down scenario)",
-	"dashboard/strata-operator / Autoscaler decisions by action and reason": "the autoscaler reads but decides nothing: the lab pins the brokers (min = max) and runs no Spark job or search server (strata_autoscaler_decisions_total)",
-	"dashboard/strata-pipeline / Autoscaler decisions":                      "the autoscaler reads but decides nothing: the lab pins the brokers (min = max) and runs no Spark job or search server (strata_autoscaler_decisions_total)",
+	"dashboard/strata-operator / Autoscaler decisions by action and reason": "the autoscaler reads but decides nothing: the lab pins the brokers (min = max) and runs no Spark job (strata_autoscaler_decisions_total)",
+	"dashboard/strata-pipeline / Autoscaler decisions":                      "the autoscaler reads but decides nothing: the lab pins the brokers (min = max) and runs no Spark job (strata_autoscaler_decisions_total)",
 }
 
 // knownBroken are queries that fail against the lab today, with the issue that fixes them. They
@@ -32,7 +32,7 @@ var knownBroken = map[string]string{}
 
 // silentExpected are the alerts pending or firing in a healthy lab, and why.
 var silentExpected = map[string]string{
-	"StrataPipelineMetricsUnavailable": "cAdvisor, Spark and the Elasticsearch exporter do not run in the lab",
+	"StrataPipelineMetricsUnavailable": "cAdvisor and Spark do not run in the lab",
 }
 
 func TestLab(t *testing.T) {
@@ -107,6 +107,8 @@ func TestLab(t *testing.T) {
 	})
 
 	t.Run("paused job: ConsumerLagGrowing and SparkProcessingBelowIngest firing", func(t *testing.T) { consumerLag(t, ctx, l) })
+
+	t.Run("saturated search node: ElasticsearchIndexingSaturated firing", func(t *testing.T) { indexingSaturated(t, ctx, l) })
 
 	t.Run("stopped broker: under-replicated", func(t *testing.T) {
 		q := queries[autoscale.UnderReplicatedPartitions]

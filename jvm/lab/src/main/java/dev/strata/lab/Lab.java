@@ -5,7 +5,8 @@ import java.util.Arrays;
 /**
  * The launcher's entry point: {@code broker <server.properties> <cluster id> <metrics port>
  * <metrics rules>}, {@code produce <bootstrap> <topic> <partitions> <replication factor> <bytes per second> <record bytes> [brokers]}
- * or {@code consume <bootstrap> <topic> <group>}.
+ * {@code consume <bootstrap> <topic> <group>}
+ * or {@code search <home> <cluster name> <node name> <http port> <write threads> <write queue>}.
  * Each mode runs until the process is stopped (the Go side sends SIGTERM, or SIGKILL to stop a
  * broker the hard way).
  */
@@ -27,6 +28,9 @@ public final class Lab {
       case "consume":
         Consume.main(rest);
         break;
+      case "search":
+        Search.main(rest);
+        break;
       default:
         usage();
     }
@@ -36,6 +40,7 @@ public final class Lab {
     System.err.println("usage: broker <server.properties> <cluster id> <metrics port> <metrics rules>");
     System.err.println("       produce <bootstrap> <topic> <partitions> <replication factor> <bytes per second> <record bytes> [brokers]");
     System.err.println("       consume <bootstrap> <topic> <group>");
+    System.err.println("       search <home> <cluster name> <node name> <http port> <write threads> <write queue>");
     System.exit(2);
   }
 }
