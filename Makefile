@@ -89,9 +89,9 @@ e2e: ## Run the end-to-end suite on a new kind cluster (needs docker and the int
 	HELM="$$($(TOOLS) path helm)" KIND="$$($(TOOLS) path kind)" $(GO) test -tags e2e -count=1 -timeout 90m -v ./e2e/...
 
 .PHONY: lab
-lab: ## Run the lab (docs/lab.md): real Kafka, JMX exporter and Prometheus; every generated query's result and, as root, the bandwidth model against shaped links.
-	HELM="$$($(TOOLS) path helm)" STRATA_PROMETHEUS="$$($(TOOLS) path prometheus)" STRATA_LAB_MODEL=1 \
-		$(GO) test -count=1 -timeout 30m -v -run 'TestLab|TestBandwidthModel' ./internal/lab/
+lab: ## Run the lab (docs/lab.md): real Kafka, exporters, operator and Prometheus; every generated query's result and alert scenario and, as root, the bandwidth model and cAdvisor on shaped links.
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" STRATA_PROMETHEUS="$$($(TOOLS) path prometheus)" STRATA_LAB_MODEL=1 \
+		$(GO) test -count=1 -timeout 45m -v -run 'TestLab|TestBandwidthModel|TestLinkSaturated' ./internal/lab/
 
 .PHONY: bench
 bench: ## Run the benchmarks: the planner's, and N pipelines against a real control plane.

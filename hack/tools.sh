@@ -6,7 +6,7 @@
 #
 #   hack/tools.sh path NAME   build NAME if needed and print its path
 #                             NAME: kube-apiserver etcd controller-gen crd-ref-docs helm prometheus
-#                             promtool kind kafka_exporter elasticsearch_exporter
+#                             promtool kind kafka_exporter elasticsearch_exporter lab-cadvisor
 #   hack/tools.sh envtest     print a directory holding kube-apiserver and etcd for envtest:
 #                             $KUBEBUILDER_ASSETS when set, else the pinned builds
 #   hack/tools.sh all         build every tool
@@ -124,6 +124,18 @@ build_kafka_exporter() {
   (cd "$src" && gobuild kafka_exporter "$out" -trimpath -ldflags "-s -w" .)
 }
 
+# build_lab_cadvisor OUT: hack/lab-cadvisor, a module of its own (cAdvisor's dependencies stay
+# out of the operator's go.mod), whose go.mod must require the pinned cAdvisor.
+build_lab_cadvisor() {
+  local out=$1 src="$root/hack/lab-cadvisor" have
+  have=$(cd "$src" && go list -m -f '{{.Version}}' github.com/google/cadvisor)
+  if [ "$have" != "$CADVISOR_VERSION" ]; then
+    say "hack/lab-cadvisor/go.mod requires cadvisor $have, hack/versions.env pins $CADVISOR_VERSION: run (cd hack/lab-cadvisor && go get github.com/google/cadvisor@$CADVISOR_VERSION && go mod tidy)"
+    exit 1
+  fi
+  (cd "$src" && gobuild lab-cadvisor "$out" -trimpath -ldflags "-s -w" .)
+}
+
 # build_module OUT MODULE@VERSION: a tool whose main package is its module's root, built in the
 # module's own directory with its own go.sum. For modules the proxy serves by version but not in
 # its version list: `go install m@v` asks the list (for deprecations) and fails with 403 there.
@@ -170,6 +182,7 @@ tool_path() {
     prometheus | promtool) version=$PROMETHEUS_VERSION ;;
     kafka_exporter) version=$KAFKA_EXPORTER_VERSION ;;
     elasticsearch_exporter) version=$ELASTICSEARCH_EXPORTER_VERSION ;;
+    lab-cadvisor) version=$CADVISOR_VERSION ;;
     *) say "unknown tool $name"; exit 2 ;;
   esac
   local out="$bin/$name-$version/$name"
@@ -185,6 +198,7 @@ tool_path() {
       prometheus | promtool) build_prometheus "$out" "$name" ;;
       kafka_exporter) build_kafka_exporter "$out" ;;
       elasticsearch_exporter) build_module "$out" "github.com/prometheus-community/elasticsearch_exporter@$version" ;;
+      lab-cadvisor) build_lab_cadvisor "$out" ;;
     esac
   fi
   echo "$out"
@@ -207,6 +221,6 @@ envtest_dir() {
 case ${1:-} in
   path) tool_path "${2:?tool name}" ;;
   envtest) envtest_dir ;;
-  all) for t in kube-apiserver etcd controller-gen crd-ref-docs helm prometheus promtool kafka_exporter elasticsearch_exporter; do tool_path "$t" >/dev/null; done ;;
+  all) for t in kube-apiserver etcd controller-gen crd-ref-docs helm prometheus promtool kafka_exporter elasticsearch_exporter lab-cadvisor; do tool_path "$t" >/dev/null; done ;;
   *) sed -n '2,12p' "$0" >&2; exit 2 ;;
 esac

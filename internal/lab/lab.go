@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
@@ -31,6 +32,10 @@ type Options struct {
 	// ScrapeInterval replaces the monitors' intervals and is Prometheus' evaluation interval;
 	// the pipeline's autoscaling interval is set to it (so the autoscaler's $range is four scrapes).
 	ScrapeInterval time.Duration
+	// LinkBytesPerSecond is spec.network.linkBitsPerSecond / 8 when set (StartOnLinks shapes
+	// each broker's link to it); Partitions is spec.kafka.topic.partitions when set.
+	LinkBytesPerSecond int64
+	Partitions         int32
 	// AlertFor replaces every alert's `for:` in the lab's rule file (DefaultAlertFor when zero),
 	// so scenarios see their alerts fire within a test; the expressions are Strata's own.
 	AlertFor time.Duration
@@ -59,7 +64,9 @@ type Lab struct {
 	// Search is the pipeline's search server, ElasticsearchExporter the exporter in front of it.
 	Search                *Search
 	ElasticsearchExporter *ElasticsearchExporter
-	Monitors              []Monitor
+	// CAdvisor reports the brokers' containers (StartOnLinks only).
+	CAdvisor *CAdvisor
+	Monitors []Monitor
 
 	dir  string
 	mu   sync.Mutex
@@ -76,6 +83,12 @@ func Pipeline(o Options) (*v1alpha1.AnalyticsPipeline, error) {
 		gen.SetSpec(func(s *v1alpha1.AnalyticsPipelineSpec) {
 			s.Kafka.ReplicationFactor = o.ReplicationFactor
 			s.Kafka.Version = KafkaVersion
+			if o.LinkBytesPerSecond > 0 {
+				s.Network.LinkBitsPerSecond = *resource.NewQuantity(o.LinkBytesPerSecond*8, resource.DecimalSI)
+			}
+			if o.Partitions > 0 {
+				s.Kafka.Topic.Partitions = o.Partitions
+			}
 		}),
 		gen.SetAutoscaling(v1alpha1.AutoscalingSpec{Enabled: true, IntervalSeconds: interval}),
 		gen.SetConditions(
@@ -97,6 +110,39 @@ func Pipeline(o Options) (*v1alpha1.AnalyticsPipeline, error) {
 // consumer group, the Kafka exporter, a search node and the Elasticsearch exporter. It returns once every
 // process serves its metrics (scraping takes a few more intervals).
 func Start(t testing.TB, o Options) *Lab {
+	t.Helper()
+	l := startControl(t, o)
+	p := l.Pipeline
+	kafka := desired.KafkaName(p)
+	rulesText := kafkaRules(t, p)
+	l.Kafka = StartKafka(t, l.dir, desired.BrokerPodPrefix(p), o.Brokers, rulesText)
+	for _, b := range l.Kafka.Brokers {
+		// The labels Strimzi 1.2.0 gives a node pool's pods (the PodMonitor selects on
+		// strimzi.io/kind and copies every strimzi.io/* label), its container and metrics port.
+		l.AddPod(t, Pod{Namespace: p.Namespace, Name: b.Pod, Container: "kafka", PortName: "tcp-prometheus",
+			Address: fmt.Sprintf("127.0.0.1:%d", b.MetricsPort),
+			Labels: map[string]string{
+				"strimzi.io/kind": "Kafka", "strimzi.io/cluster": kafka, "strimzi.io/name": kafka + "-kafka",
+				"strimzi.io/pool-name": desired.BrokerPoolName(p), "strimzi.io/broker-role": "true",
+				"strimzi.io/component-type": "kafka",
+			}})
+	}
+	pl := p.Status.Plan
+	l.Producer = l.Kafka.Produce(t, l.dir, desired.TopicName(p), int(pl.Partitions), int(pl.ReplicationFactor),
+		o.MessagesPerSecond*o.MessageBytes, int(o.MessageBytes))
+	l.Consumer = l.Kafka.ConsumeFrom(t, nil, l.dir, desired.TopicName(p), desired.ConsumerGroup(p))
+	l.KafkaExporter = StartKafkaExporter(t, l.dir, p, l.Kafka)
+	l.AddPod(t, l.KafkaExporter.Pod)
+	l.Search = StartSearch(t, l.dir, p)
+	l.ElasticsearchExporter = StartElasticsearchExporter(t, l.dir, p, l.Search)
+	l.AddPod(t, l.ElasticsearchExporter.Pod)
+	return l
+}
+
+// startControl starts what every lab has: the operator on its control plane with the lab's
+// pipeline applied (planned, its autoscaler reading the lab's Prometheus) and Prometheus with the
+// generated scrape configuration (the monitors, and extra ones) and alert rules.
+func startControl(t testing.TB, o Options, extra ...Monitor) *Lab {
 	t.Helper()
 	p, err := Pipeline(o)
 	if err != nil {
@@ -123,7 +169,7 @@ func Start(t testing.TB, o Options) *Lab {
 		TLSAssetPath(chart.Monitor.Metadata.Namespace, ep.TLSConfig.CA): l.Operator.CAFile,
 		ep.BearerTokenFile: l.Operator.TokenFile,
 	}
-	l.Monitors = append(l.Monitors, chart.Monitor)
+	l.Monitors = append(append(l.Monitors, chart.Monitor), extra...)
 
 	rules, err := alerts.RuleGroups(alerts.Defaults)
 	if err != nil {
@@ -145,30 +191,6 @@ func Start(t testing.TB, o Options) *Lab {
 	op := chart.Pod
 	op.Address = l.Operator.Address
 	l.AddPod(t, op)
-
-	kafka := desired.KafkaName(p)
-	rulesText := kafkaRules(t, p)
-	l.Kafka = StartKafka(t, l.dir, desired.BrokerPodPrefix(p), o.Brokers, rulesText)
-	for _, b := range l.Kafka.Brokers {
-		// The labels Strimzi 1.2.0 gives a node pool's pods (the PodMonitor selects on
-		// strimzi.io/kind and copies every strimzi.io/* label), its container and metrics port.
-		l.AddPod(t, Pod{Namespace: p.Namespace, Name: b.Pod, Container: "kafka", PortName: "tcp-prometheus",
-			Address: fmt.Sprintf("127.0.0.1:%d", b.MetricsPort),
-			Labels: map[string]string{
-				"strimzi.io/kind": "Kafka", "strimzi.io/cluster": kafka, "strimzi.io/name": kafka + "-kafka",
-				"strimzi.io/pool-name": desired.BrokerPoolName(p), "strimzi.io/broker-role": "true",
-				"strimzi.io/component-type": "kafka",
-			}})
-	}
-	pl := p.Status.Plan
-	l.Producer = l.Kafka.Produce(t, l.dir, desired.TopicName(p), int(pl.Partitions), int(pl.ReplicationFactor),
-		o.MessagesPerSecond*o.MessageBytes, int(o.MessageBytes))
-	l.Consumer = l.Kafka.ConsumeFrom(t, nil, l.dir, desired.TopicName(p), desired.ConsumerGroup(p))
-	l.KafkaExporter = StartKafkaExporter(t, l.dir, p, l.Kafka)
-	l.AddPod(t, l.KafkaExporter.Pod)
-	l.Search = StartSearch(t, l.dir, p)
-	l.ElasticsearchExporter = StartElasticsearchExporter(t, l.dir, p, l.Search)
-	l.AddPod(t, l.ElasticsearchExporter.Pod)
 	return l
 }
 

@@ -1,0 +1,150 @@
+package lab
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/internal/testutil"
+)
+
+// CAdvisor is cAdvisor's code serving the lab's processes as the kubelet serves its pods'
+// containers at /metrics/cadvisor (hack/lab-cadvisor: the cAdvisor version Kubernetes v1.36.3
+// embeds, the kubelet's metric set and labels). Each process it reports runs in a cgroup of its
+// own under /strata-lab in every cgroup hierarchy; network statistics come from the process's
+// network namespace, so they are real only for processes in a netlab host (in the test's own
+// namespace a process shares the machine's interfaces, and loopback, which cAdvisor skips).
+type CAdvisor struct {
+	Pod  Pod
+	dir  string
+	file string
+	mu   sync.Mutex
+	list []cadvisorContainer
+}
+
+// cadvisorContainer is an entry of hack/lab-cadvisor's containers file.
+type cadvisorContainer struct {
+	Cgroup    string `json:"cgroup"`
+	Pid       int    `json:"pid"`
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
+	Container string `json:"container"`
+}
+
+// cgroupRoot is where the cgroup hierarchies are mounted; hierarchies are the ones the kubelet's
+// cAdvisor reads for its metric set (cgroup v1 names; on cgroup v2 the one unified hierarchy).
+const cgroupRoot = "/sys/fs/cgroup"
+
+var hierarchies = []string{"cpu", "cpuacct", "memory", "blkio", "pids"}
+
+// KubeletNamespace and KubeletService are where kube-prometheus-stack's kubelet Service lives:
+// the Prometheus Operator's kubelet controller keeps its endpoints (one per node).
+const (
+	KubeletNamespace = "kube-system"
+	KubeletService   = "kube-prometheus-stack-kubelet"
+)
+
+// StartCAdvisor runs hack/lab-cadvisor. Without root, or without cgroup hierarchies it can write,
+// it skips the test saying what was not checked.
+func StartCAdvisor(t testing.TB, dir string) *CAdvisor {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("cAdvisor: not root: the lab cannot put processes into cgroups of their own, so the container metrics (network, page cache, disk) are not checked; run as root to check them")
+	}
+	c := &CAdvisor{dir: dir, file: filepath.Join(dir, "cadvisor-containers.json")}
+	if err := c.write(); err != nil {
+		t.Fatal(err)
+	}
+	addr := testutil.FreePort(t)
+	bin := testutil.Tool(t, "lab-cadvisor", "STRATA_LAB_CADVISOR")
+	proc := start(t, dir, "cadvisor", exec.Command(bin, "-listen", addr, "-containers", c.file))
+	if err := waitHTTP(http.DefaultClient, proc, "http://"+addr+"/healthz", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	node := "lab-node"
+	c.Pod = Pod{Namespace: KubeletNamespace, Name: node, Container: "kubelet", PortName: "http-metrics", Address: addr,
+		Service: &Service{Name: KubeletService, PortName: "http-metrics",
+			Labels: map[string]string{"app.kubernetes.io/name": "kubelet", "k8s-app": "kubelet"}}}
+	return c
+}
+
+// Add puts the process pid into a cgroup of its own and reports it as container of pod.
+func (c *CAdvisor) Add(t testing.TB, pid int, namespace, pod, container string) {
+	t.Helper()
+	cgroup := "/strata-lab/" + pod
+	for _, h := range hierarchies {
+		d := filepath.Join(cgroupRoot, h, cgroup)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Skipf("cAdvisor: cannot create cgroup %s (%v): container metrics not checked", d, err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			t.Fatalf("moving %s (pid %d) into %s: %v", pod, pid, d, err)
+		}
+	}
+	t.Cleanup(func() { removeCgroup(cgroup) })
+	c.mu.Lock()
+	c.list = append(c.list, cadvisorContainer{Cgroup: cgroup, Pid: pid, Namespace: namespace, Pod: pod, Container: container})
+	err := c.write()
+	c.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c *CAdvisor) write() error {
+	b, err := json.Marshal(append([]cadvisorContainer{}, c.list...))
+	if err != nil {
+		return err
+	}
+	tmp := c.file + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, c.file)
+}
+
+// removeCgroup moves what is left in cgroup to the root and removes it (a cgroup with processes
+// cannot be removed; the test's processes are killed by then, their cgroup left to empty).
+func removeCgroup(cgroup string) {
+	for _, h := range hierarchies {
+		d := filepath.Join(cgroupRoot, h, cgroup)
+		for range 20 {
+			if err := os.Remove(d); err == nil || errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond) // a killed process leaves its cgroup when it is reaped
+		}
+		_ = os.Remove(filepath.Dir(d)) // /strata-lab, once empty
+	}
+}
+
+// KubeletMonitor is kube-prometheus-stack's kubelet ServiceMonitor, its cAdvisor endpoint
+// (charts/kube-prometheus-stack templates/exporters/kubelet/servicemonitor.yaml): path
+// /metrics/cadvisor, honorLabels (the series' own namespace, pod and container are the
+// containers', not the kubelet's), honorTimestamps, and the metrics_path label. The lab's
+// endpoint is plain HTTP, where the kubelet's is HTTPS with the ServiceAccount's token.
+func KubeletMonitor() Monitor {
+	var m Monitor
+	m.APIVersion, m.Kind = "monitoring.coreos.com/v1", "ServiceMonitor"
+	m.Metadata.Name, m.Metadata.Namespace = "kube-prometheus-stack-kubelet", MonitorNamespace
+	m.Spec.JobLabel = "k8s-app"
+	m.Spec.Selector.MatchLabels = map[string]string{"app.kubernetes.io/name": "kubelet", "k8s-app": "kubelet"}
+	m.Spec.NamespaceSelector.MatchNames = []string{KubeletNamespace}
+	honor := true
+	m.Spec.Endpoints = []Endpoint{{
+		Port: "http-metrics", Path: "/metrics/cadvisor", HonorLabels: true, HonorTimestamps: &honor,
+		Relabelings: []Relabel{{SourceLabels: []string{"__metrics_path__"}, TargetLabel: "metrics_path"}},
+	}}
+	return m
+}
+
+// String names the container file, for failures.
+func (c *CAdvisor) String() string { return fmt.Sprintf("cAdvisor (%s)", c.file) }

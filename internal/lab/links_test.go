@@ -1,0 +1,89 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/internal/alerts"
+)
+
+// TestLinkSaturated is the sensor-pipeline study's saturation as an alert (docs/lab.md): the
+// bandwidth model's scenario (TestBandwidthModel: 4 MiB/s links, the study's 9,028-byte records
+// at 4.2 MiB/s, replication factor 2, 12 partitions) with the operator and Prometheus, and the
+// brokers' network series from cAdvisor. With 2 brokers each one's link runs above the
+// pipeline's target utilization of its usable rate and StrataKafkaBrokerLinkSaturated fires for
+// each broker; with 3 it stays below and the alert stays silent. Root and minutes of both cores:
+// `make lab` runs it (STRATA_LAB_MODEL=1).
+func TestLinkSaturated(t *testing.T) {
+	if os.Getenv("STRATA_LAB_MODEL") == "" {
+		t.Skip("broker links saturated on shaped links run in make lab (STRATA_LAB_MODEL=1): root and minutes of both cores")
+	}
+	const alert = "StrataKafkaBrokerLinkSaturated"
+	for _, n := range []int{2, 3} {
+		t.Run(fmt.Sprintf("%d brokers", n), func(t *testing.T) {
+			ctx := context.Background()
+			began := time.Now()
+			l := StartOnLinks(t, Options{Brokers: n, ReplicationFactor: 2, Partitions: 12,
+				MessagesPerSecond: modelRecords, MessageBytes: recordBytes, LinkBytesPerSecond: linkBytes,
+				ScrapeInterval: 10 * time.Second})
+			util := alerts.Scope("").BrokerLinkUtilization()
+			// The alert's rates span alerts.Window (5 minutes): judge the links once that window
+			// holds only the loaded link, a window of samples after the first ones.
+			full := fmt.Sprintf(`count_over_time(container_network_transmit_bytes_total{pod=~".+-broker-[0-9]+"}[%s]) >= %d`,
+				alerts.Window, int(5*time.Minute/l.scrapeInterval())-1)
+			if r, ok := l.Prometheus.WaitFor(ctx, full, 8*time.Minute, func(r Result) bool { return len(r.Series) == n }); !ok {
+				t.Fatalf("%s: %v %v, want a full rate window of cAdvisor's samples for each broker", full, r.Series, r.Err)
+			}
+			r := l.Prometheus.Query(ctx, util)
+			if r.Err != nil || len(r.Series) != n {
+				l.logLinks(ctx, t)
+				t.Fatalf("%s: %v %v, want one series per broker", util, r.Series, r.Err)
+			}
+			for _, s := range r.Series {
+				t.Logf("%s: link utilization %.3f of the usable rate (target 0.80)", s.Labels["pod"], s.Value)
+			}
+			switch n {
+			case 2:
+				r, ok := l.WaitAlert(ctx, alert, "firing", 2*time.Minute)
+				if !ok {
+					l.logLinks(ctx, t)
+					t.Fatalf("%s not firing with 2 brokers on saturated links: %v %v", alert, r.Series, r.Err)
+				}
+				t.Logf("%s firing for %d brokers %s after the lab started", alert, len(r.Series), time.Since(began).Round(time.Second))
+			case 3:
+				for _, s := range r.Series {
+					if s.Value > 0.8 {
+						t.Errorf("%s: link utilization %.2f with 3 brokers, want within the 0.80 target", s.Labels["pod"], s.Value)
+					}
+				}
+				if r := l.Prometheus.Query(ctx, fmt.Sprintf(`ALERTS{alertname=%q}`, alert)); r.Err != nil || len(r.Series) != 0 {
+					t.Errorf("%s with 3 brokers within their links: %v %v, want silent", alert, r.Series, r.Err)
+				}
+			}
+		})
+	}
+}
+
+// logLinks logs what the link utilization is made of, for a failure.
+func (l *Lab) logLinks(ctx context.Context, t *testing.T) {
+	for _, q := range []string{
+		`sum by (pod) (rate(container_network_transmit_bytes_total[1m]))`,
+		`sum by (pod) (rate(container_network_receive_bytes_total[1m]))`,
+		`strata_pipeline_link_usable_bytes_per_second`, `strata_pipeline_target_utilization_ratio`,
+		`sum by (pod) (rate(container_network_transmit_bytes_total[5m]))`,
+		`count_over_time(container_network_transmit_bytes_total[5m])`,
+		alerts.Scope("").BrokerBytes("container_network_transmit_bytes_total"),
+		alerts.Scope("").BrokerLinkUtilization(),
+	} {
+		r := l.Prometheus.Query(ctx, q)
+		for _, s := range r.Series {
+			t.Logf("%s: %v = %g", q, s.Labels, s.Value)
+		}
+		if r.Err != nil || len(r.Series) == 0 {
+			t.Logf("%s: %v %v", q, r.Series, r.Err)
+		}
+	}
+}
