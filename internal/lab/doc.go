@@ -4,7 +4,14 @@
 //   - Kafka brokers (KRaft, Kafka 4.3.1 as Strimzi 1.2.0 runs) with the Prometheus JMX exporter's
 //     collector (1.6.0, what Strimzi's image ships) loaded with exactly the rules Strata
 //     generates (internal/desired's Kafka metrics ConfigMap), from the launcher jvm/lab builds;
-//   - a producer writing a fixed byte rate with acks=all;
+//   - a producer writing a fixed byte rate with acks=all, and a consumer in the pipeline's
+//     consumer group, as its job reads;
+//   - the Kafka exporter Strimzi runs (third_party/kafka_exporter), with the flags Strimzi
+//     derives from the Kafka Strata builds;
+//   - a search node (OpenSearch, from jvm/lab) behind the real Elasticsearch exporter, run as
+//     the Deployment Strata documents (config/prometheus/elasticsearch-exporter.yaml);
+//   - as root, brokers on links netlab shapes and cAdvisor's code (hack/lab-cadvisor) serving
+//     their containers as the kubelet does (StartOnLinks);
 //   - the real operator (cmd/manager as a process, with the chart's arguments, ServiceAccount
 //     and RBAC) on a control plane of its own, planning the lab's pipeline; its metrics endpoint
 //     serves HTTPS and checks every scraper's token with the API server, as the chart deploys it;
