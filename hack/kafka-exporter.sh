@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Refreshes third_party/kafka_exporter: the source of the Kafka exporter Strimzi deploys for a
+# Refreshes third_party/kafka_exporter: the source (gofmt-formatted, otherwise unmodified) of the Kafka exporter Strimzi deploys for a
 # Kafka with spec.kafkaExporter (github.com/danielqsj/kafka_exporter, at the version
 # hack/versions.env pins), which the lab builds and runs. It is vendored because the Go module
 # proxy does not serve that module (it answers 403); its dependencies come from the proxy.
@@ -26,5 +26,8 @@ fi
 rm -rf "$out"
 mkdir -p "$out"
 for f in "${files[@]}"; do cp "$tmp/$f" "$out/$f"; done
+# The release's source has stray whitespace gofmt removes: formatted, it passes the tree's gofmt
+# check like every other Go file (the code is unchanged).
+gofmt -w "$out"/*.go
 echo "$KAFKA_EXPORTER_VERSION" >"$out/VERSION"
 echo "kafka_exporter $KAFKA_EXPORTER_VERSION copied into $out"

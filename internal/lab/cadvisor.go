@@ -3,7 +3,6 @@ package lab
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,7 +23,6 @@ import (
 // namespace a process shares the machine's interfaces, and loopback, which cAdvisor skips).
 type CAdvisor struct {
 	Pod  Pod
-	dir  string
 	file string
 	mu   sync.Mutex
 	list []cadvisorContainer
@@ -59,7 +57,7 @@ func StartCAdvisor(t testing.TB, dir string) *CAdvisor {
 	if os.Geteuid() != 0 {
 		t.Skip("cAdvisor: not root: the lab cannot put processes into cgroups of their own, so the container metrics (network, page cache, disk) are not checked; run as root to check them")
 	}
-	c := &CAdvisor{dir: dir, file: filepath.Join(dir, "cadvisor-containers.json")}
+	c := &CAdvisor{file: filepath.Join(dir, "cadvisor-containers.json")}
 	if err := c.write(); err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +67,7 @@ func StartCAdvisor(t testing.TB, dir string) *CAdvisor {
 	if err := waitHTTP(http.DefaultClient, proc, "http://"+addr+"/healthz", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	node := "lab-node"
-	c.Pod = Pod{Namespace: KubeletNamespace, Name: node, Container: "kubelet", PortName: "http-metrics", Address: addr,
+	c.Pod = Pod{Namespace: KubeletNamespace, Name: "lab-node", Container: "kubelet", PortName: "http-metrics", Address: addr,
 		Service: &Service{Name: KubeletService, PortName: "http-metrics",
 			Labels: map[string]string{"app.kubernetes.io/name": "kubelet", "k8s-app": "kubelet"}}}
 	return c
@@ -145,6 +142,3 @@ func KubeletMonitor() Monitor {
 	}}
 	return m
 }
-
-// String names the container file, for failures.
-func (c *CAdvisor) String() string { return fmt.Sprintf("cAdvisor (%s)", c.file) }

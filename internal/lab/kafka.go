@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -163,4 +164,24 @@ func (k *Kafka) ProduceFrom(t testing.TB, host *netlab.Host, dir, topic string, 
 func (k *Kafka) ConsumeFrom(t testing.TB, host *netlab.Host, dir, topic, group string) *process {
 	t.Helper()
 	return start(t, dir, "consumer-"+topic, inHost(host, javaCommand(t, "256m", "consume", k.Bootstrap, topic, group)))
+}
+
+// waitListening waits until every running broker accepts connections on its client listener.
+func (k *Kafka) waitListening(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, b := range k.Brokers {
+		addr := net.JoinHostPort(b.Address, strconv.Itoa(b.Port))
+		for {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if !b.Running() || time.Now().After(deadline) {
+				return fmt.Errorf("broker %s does not listen on %s: %v", b.Pod, addr, err)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	return nil
 }

@@ -2,10 +2,8 @@ package lab
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,9 +23,6 @@ type KafkaExporter struct {
 	Pod  Pod
 	proc *process
 }
-
-// Stop stops the exporter.
-func (e *KafkaExporter) Stop() { e.proc.Stop() }
 
 // StartKafkaExporter runs the pinned kafka_exporter (hack/tools.sh builds it from
 // third_party/kafka_exporter; $STRATA_KAFKA_EXPORTER overrides) against k with the arguments
@@ -52,26 +47,6 @@ func StartKafkaExporter(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline,
 		t.Fatal(err)
 	}
 	return &KafkaExporter{Pod: kafkaExporterPod(kafka.GetNamespace(), kafka.GetName(), addr), proc: proc}
-}
-
-// waitListening waits until every running broker accepts connections on its client listener.
-func (k *Kafka) waitListening(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for _, b := range k.Brokers {
-		addr := net.JoinHostPort(b.Address, strconv.Itoa(b.Port))
-		for {
-			c, err := net.DialTimeout("tcp", addr, time.Second)
-			if err == nil {
-				c.Close()
-				break
-			}
-			if !b.Running() || time.Now().After(deadline) {
-				return fmt.Errorf("broker %s does not listen on %s: %v", b.Pod, addr, err)
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
-	}
-	return nil
 }
 
 // kafkaExporterArgs are the exporter's arguments as Strimzi 1.2.0 sets them, for a Kafka object
