@@ -56,6 +56,7 @@ const (
 	ESPasswordEnvConf        = "spark.strata.elasticsearch.passwordEnv"
 	ESShardsConf             = "spark.strata.elasticsearch.shards"
 	KafkaSaslJaasEnvConf     = "spark.strata.kafka.saslJaasConfigEnv"
+	KafkaBootstrapConf       = "spark.strata.kafka.bootstrapServers"
 )
 
 // PersistentVolumeClaimGVK is the checkpoint claim's kind.

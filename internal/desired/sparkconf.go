@@ -156,7 +156,7 @@ func wiredConf(in Inputs) map[string]string {
 	// Kafka: the job reads these settings or the environment. The listener wants SCRAM-SHA-512
 	// as the job's KafkaUser; the JAAS line with its password comes from the User Operator's
 	// Secret (secretEnv), never from a setting.
-	conf["spark.strata.kafka.bootstrapServers"] = BootstrapServers(p)
+	conf[KafkaBootstrapConf] = BootstrapServers(p)
 	conf["spark.strata.kafka.topic"] = TopicName(p)
 	env(conf, "KAFKA_BOOTSTRAP_SERVERS", BootstrapServers(p))
 	env(conf, "KAFKA_TOPIC", TopicName(p))

@@ -74,6 +74,20 @@ func indexingSaturated(t *testing.T, ctx context.Context, l *Lab) {
 	if r := l.Prometheus.Query(ctx, q); r.Err != nil || len(r.Series) != 1 || r.Series[0].Value <= 0 {
 		t.Errorf("%s after %d accepted bulk requests: %v %v, want > 0", q, accepted.Load(), r.Series, r.Err)
 	}
+
+	// The pipeline's job had its own bulk writes rejected meanwhile: its client's backoff and
+	// Spark's task retries ride that out, and it catches up once the load is gone.
+	lag := queries[autoscale.ConsumerLag]
+	workload := float64(l.Pipeline.Spec.Workload.MessagesPerSecond)
+	stopped := time.Now()
+	if r, ok := l.Prometheus.WaitFor(ctx, lag, 2*time.Minute, func(r Result) bool {
+		return len(r.Series) == 1 && r.Series[0].Value < 10*workload
+	}); !ok {
+		t.Errorf("%s: %v %v two minutes after the load stopped (job running: %t), want < %g",
+			lag, r.Series, r.Err, l.Job.Running(), 10*workload)
+	} else {
+		t.Logf("the job is %g records behind %s after the load stopped", r.Series[0].Value, time.Since(stopped).Round(time.Second))
+	}
 }
 
 // bulkBody is a _bulk request indexing n small documents into index.

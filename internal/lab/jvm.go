@@ -11,34 +11,38 @@ import (
 	"github.com/strata-dev/strata/internal/testutil"
 )
 
-var jarOnce struct {
+var jvmOnce struct {
 	sync.Once
-	classpath string
-	err       error
-	out       []byte
+	err error
+	out []byte
 }
 
-// classpath builds the launcher with the project's Maven build (jvm/pom.xml, module lab: Kafka
-// and the JMX exporter from Maven Central, versions pinned in jvm/lab/pom.xml) once per test
-// binary, and returns the class path that runs it. $MVN names the Maven command (default mvn, as
-// the Makefile's).
-func classpath(t testing.TB) string {
+// buildJVM runs the project's Maven build once per test binary for what the lab runs: the
+// launcher (jvm/lab: Kafka, the JMX exporter, the search node; versions pinned in
+// jvm/lab/pom.xml, and the job tests' ElasticsearchCompat, hence -am), the ingestion job and the
+// shuffle plugin. $MVN names the Maven command (default mvn, as the Makefile's).
+func buildJVM(t testing.TB) string {
 	t.Helper()
-	jarOnce.Do(func() {
+	jvm := filepath.Join(testutil.Root(), "jvm")
+	jvmOnce.Do(func() {
 		mvn := os.Getenv("MVN")
 		if mvn == "" {
 			mvn = "mvn"
 		}
-		jvm := filepath.Join(testutil.Root(), "jvm")
-		cmd := exec.Command(mvn, "-B", "-ntp", "-q", "-f", filepath.Join(jvm, "pom.xml"), "-pl", "lab", "package", "-DskipTests")
-		jarOnce.out, jarOnce.err = cmd.CombinedOutput()
-		target := filepath.Join(jvm, "lab", "target")
-		jarOnce.classpath = strings.Join([]string{filepath.Join(target, "strata-lab.jar"), filepath.Join(target, "lib", "*")}, string(os.PathListSeparator))
+		cmd := exec.Command(mvn, "-B", "-ntp", "-q", "-f", filepath.Join(jvm, "pom.xml"),
+			"-pl", "lab,ingest-job,shuffle-plugin", "-am", "package", "-DskipTests")
+		jvmOnce.out, jvmOnce.err = cmd.CombinedOutput()
 	})
-	if jarOnce.err != nil {
-		t.Fatalf("building the lab launcher (mvn -f jvm/pom.xml -pl lab package; Java 17 and Maven, as make jvm-test): %v\n%s", jarOnce.err, jarOnce.out)
+	if jvmOnce.err != nil {
+		t.Fatalf("building the lab's JVM programs (mvn -f jvm/pom.xml -pl lab,ingest-job,shuffle-plugin -am package; Java 17 and Maven, as make jvm-test): %v\n%s", jvmOnce.err, jvmOnce.out)
 	}
-	return jarOnce.classpath
+	return jvm
+}
+
+// classpath is the class path that runs the launcher.
+func classpath(t testing.TB) string {
+	target := filepath.Join(buildJVM(t), "lab", "target")
+	return strings.Join([]string{filepath.Join(target, "strata-lab.jar"), filepath.Join(target, "lib", "*")}, string(os.PathListSeparator))
 }
 
 // javaCommand is the launcher in mode with args, in a JVM with a small heap (the machine runs

@@ -58,8 +58,11 @@ type Lab struct {
 	Prometheus *Prometheus
 	Operator   *Operator
 	Producer   *process
-	// Consumer reads the topic as the pipeline's job does, committing to its consumer group.
-	Consumer      *process
+	// Consumer reads the topic as the pipeline's job does, committing to its consumer group
+	// (StartOnLinks, whose brokers are in network namespaces); Start runs the job itself.
+	Consumer *process
+	// Job is the pipeline's ingestion job in Spark local mode, reading the topic into Search.
+	Job           *IngestJob
 	KafkaExporter *KafkaExporter
 	// Search is the pipeline's search server, ElasticsearchExporter the exporter in front of it.
 	Search                *Search
@@ -89,6 +92,8 @@ func Pipeline(o Options) (*v1alpha1.AnalyticsPipeline, error) {
 			if o.Partitions > 0 {
 				s.Kafka.Topic.Partitions = o.Partitions
 			}
+			// Strata's own ingestion job, which Start runs (the fixture names a job of the user's).
+			s.Spark.MainApplicationFile, s.Spark.MainClass = "", ""
 		}),
 		gen.SetAutoscaling(v1alpha1.AutoscalingSpec{Enabled: true, IntervalSeconds: interval}),
 		gen.SetConditions(
@@ -130,12 +135,13 @@ func Start(t testing.TB, o Options) *Lab {
 	pl := p.Status.Plan
 	l.Producer = l.Kafka.Produce(t, l.dir, desired.TopicName(p), int(pl.Partitions), int(pl.ReplicationFactor),
 		o.MessagesPerSecond*o.MessageBytes, int(o.MessageBytes))
-	l.Consumer = l.Kafka.ConsumeFrom(t, nil, l.dir, desired.TopicName(p), desired.ConsumerGroup(p))
 	l.KafkaExporter = StartKafkaExporter(t, l.dir, p, l.Kafka)
 	l.AddPod(t, l.KafkaExporter.Pod)
 	l.Search = StartSearch(t, l.dir, p)
 	l.ElasticsearchExporter = StartElasticsearchExporter(t, l.dir, p, l.Search)
 	l.AddPod(t, l.ElasticsearchExporter.Pod)
+	l.Job = StartIngestJob(t, l.dir, p, l.Kafka, l.Search)
+	l.AddPod(t, l.Job.Pod)
 	return l
 }
 

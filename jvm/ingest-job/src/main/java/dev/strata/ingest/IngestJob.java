@@ -21,8 +21,10 @@ public final class IngestJob {
   private IngestJob() {}
 
   public static void main(String[] args) throws Exception {
+    // No appName here: it would override spark-submit's --name, the SparkApplication's name the
+    // Spark operator passes, which Spark's executor metrics carry as application_name and the
+    // alerts and the autoscaler select by (internal/lab showed them empty with one set).
     SparkSession spark = SparkSession.builder()
-        .appName("strata-ingest")
         .config(STREAMING_METRICS, "true")
         .getOrCreate();
     IngestConf conf = IngestConf.from(settings(spark));
@@ -31,6 +33,9 @@ public final class IngestJob {
       job.query().awaitTermination();
     } finally {
       job.sink().close();
+      // A failed query ends the job: on Kubernetes spark-submit stops the context after main
+      // returns; on any other master its threads would keep the JVM up, doing nothing.
+      spark.stop();
     }
   }
 

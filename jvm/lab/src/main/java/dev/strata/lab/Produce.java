@@ -14,8 +14,8 @@ import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * A producer writing about a fixed number of bytes per second (record values of random bytes,
- * which compression cannot shrink) to a topic, with acks=all as the pipeline's producers are
+ * A producer writing about a fixed number of bytes per second (JSON objects of exactly the record
+ * size, uncompressed, which the pipeline's job indexes as they are) to a topic, with acks=all as the pipeline's producers are
  * expected to: every record is replicated before it counts, so the brokers' replication traffic
  * is what the plan's model predicts. It creates the topic first when missing, retrying until
  * enough brokers have registered for its replication factor.
@@ -47,8 +47,7 @@ final class Produce {
     p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "none");
     p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    byte[] value = new byte[recordBytes];
-    new Random(1).nextBytes(value);
+    byte[] value = jsonRecord(recordBytes, new Random(1));
     // Records per 100 ms, the fraction carried over: 488 records/s is 48.8 a tick, not 48.
     double perTick = (double) bytesPerSecond / 10 / recordBytes;
     double owed = 0;
@@ -72,6 +71,22 @@ final class Produce {
         }
       }
     }
+  }
+
+  /**
+   * A JSON object of exactly bytes bytes (at least its braces and one field): the job's default
+   * record format (spark.strata.record.format json) indexes it as a document, where random bytes
+   * would all become dead letters.
+   */
+  static byte[] jsonRecord(int bytes, Random random) {
+    String head = "{\"pad\":\"";
+    String tail = "\"}";
+    String alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    StringBuilder b = new StringBuilder(head);
+    for (int i = head.length() + tail.length(); i < bytes; i++) {
+      b.append(alphabet.charAt(random.nextInt(alphabet.length())));
+    }
+    return b.append(tail).toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
   }
 
   private static void createTopic(String bootstrap, NewTopic topic, int brokers) throws Exception {

@@ -1,5 +1,6 @@
 package dev.strata.lab;
 
+import dev.strata.ingest.ElasticsearchCompat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -17,7 +18,8 @@ import org.opensearch.transport.Netty4Plugin;
  * cluster named after the pipeline's Elasticsearch, which is the {@code cluster} label the
  * Elasticsearch exporter gives its series. Its write thread pool is as small as the arguments
  * say, so a bulk load from a few clients fills its queue and has writes rejected, as a
- * saturated data node does.
+ * saturated data node does. It loads the ingestion job's tests' ElasticsearchCompat, as they do,
+ * for what the job's Elasticsearch client needs of Elasticsearch (the product header, ILM).
  */
 final class Search {
   private Search() {}
@@ -47,7 +49,7 @@ final class Search {
         .put("thread_pool.search.size", 1)
         .build();
     Node n = new Node(InternalSettingsPreparer.prepareEnvironment(settings, Map.of(), null, () -> node),
-        List.of(Netty4Plugin.class), true) {};
+        List.of(Netty4Plugin.class, ElasticsearchCompat.class), true) {};
     n.start();
     ClusterHealthResponse health = n.client().admin().cluster().prepareHealth().setWaitForYellowStatus().get();
     if (health.isTimedOut()) {
