@@ -154,6 +154,7 @@ func TestLab(t *testing.T) {
 	t.Run("autoscaler reads the lab", func(t *testing.T) { autoscalerReads(t, ctx, l) })
 	t.Run("invalid pipeline: StrataPipelinePlanInvalid firing", func(t *testing.T) { planInvalid(t, ctx, l) })
 
+	t.Run("Ready pipeline without cAdvisor: MetricsUnavailable firing", func(t *testing.T) { metricsUnavailable(t, ctx, l) })
 	t.Run("overloaded pipeline: Bottleneck and AutoscalerAtMaximum firing", func(t *testing.T) { overloaded(t, ctx, l) })
 	t.Run("operator without RBAC: StrataOperatorReconcileErrors firing", func(t *testing.T) { reconcileErrors(t, ctx, l) })
 

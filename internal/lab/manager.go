@@ -34,7 +34,8 @@ import (
 // certificate the lab's CA signed for the metrics Service's name, and every scraper
 // authenticated and authorized by the API server (controller-runtime's
 // filters.WithAuthenticationAndAuthorization). No Strimzi, Spark operator or ECK runs, so the
-// pipelines it reconciles are planned and report their plans but never become Ready.
+// pipelines it reconciles are planned and report their plans, and become Ready only when a
+// scenario writes their children's statuses (ready_test.go).
 type Operator struct {
 	Address string
 	Client  client.Client
