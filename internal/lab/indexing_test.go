@@ -75,18 +75,21 @@ func indexingSaturated(t *testing.T, ctx context.Context, l *Lab) {
 		t.Errorf("%s after %d accepted bulk requests: %v %v, want > 0", q, accepted.Load(), r.Series, r.Err)
 	}
 
-	// The pipeline's job had its own bulk writes rejected meanwhile: its client's backoff and
-	// Spark's task retries ride that out, and it catches up once the load is gone.
+	// The pipeline's job had its own bulk writes rejected meanwhile. Its client backs off for
+	// about 10 s and Spark retries a failed task 3 times; a longer saturation fails its query,
+	// and the job is submitted again from its checkpoint (as the Spark operator's restart
+	// policy does). Either way it catches up once the load is gone, nothing lost.
 	lag := queries[autoscale.ConsumerLag]
 	workload := float64(l.Pipeline.Spec.Workload.MessagesPerSecond)
 	stopped := time.Now()
-	if r, ok := l.Prometheus.WaitFor(ctx, lag, 2*time.Minute, func(r Result) bool {
+	if r, ok := l.Prometheus.WaitFor(ctx, lag, 3*time.Minute, func(r Result) bool {
 		return len(r.Series) == 1 && r.Series[0].Value < 10*workload
 	}); !ok {
-		t.Errorf("%s: %v %v two minutes after the load stopped (job running: %t), want < %g",
-			lag, r.Series, r.Err, l.Job.Running(), 10*workload)
+		t.Errorf("%s: %v %v three minutes after the load stopped (job running: %t, restarted %d times), want < %g",
+			lag, r.Series, r.Err, l.Job.Running(), l.Job.Restarts(), 10*workload)
 	} else {
-		t.Logf("the job is %g records behind %s after the load stopped", r.Series[0].Value, time.Since(stopped).Round(time.Second))
+		t.Logf("the job is %g records behind %s after the load stopped (restarted %d times)",
+			r.Series[0].Value, time.Since(stopped).Round(time.Second), l.Job.Restarts())
 	}
 }
 

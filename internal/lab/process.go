@@ -24,33 +24,45 @@ type process struct {
 	done chan struct{}
 }
 
-// start runs cmd, logging to dir/name.log, and stops it when the test ends.
-func start(t testing.TB, dir, name string, cmd *exec.Cmd) *process {
-	t.Helper()
+// launch runs cmd, logging to dir/name.log.
+func launch(dir, name string, cmd *exec.Cmd) (*process, error) {
 	p := &process{name: name, cmd: cmd, log: filepath.Join(dir, name+".log"), done: make(chan struct{})}
 	f, err := os.Create(p.log)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()
-		t.Fatalf("%s: %v", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		// The test is over: no grace period to wait out.
-		if p.Running() {
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			if b, err := os.ReadFile(p.log); err == nil {
-				t.Logf("%s log (last 4 KiB):\n%s", name, tail(b, 4096))
-			}
-		}
-	})
+	return p, nil
+}
+
+// start runs cmd, logging to dir/name.log, and stops it when the test ends.
+func start(t testing.TB, dir, name string, cmd *exec.Cmd) *process {
+	t.Helper()
+	p, err := launch(dir, name, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.end(t) })
 	return p
+}
+
+// end kills the process if it still runs (the test is over: no grace period to wait out) and,
+// when the test failed, logs the end of its log.
+func (p *process) end(t testing.TB) {
+	if p.Running() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	if t.Failed() {
+		if b, err := os.ReadFile(p.log); err == nil {
+			t.Logf("%s log (last 4 KiB):\n%s", p.name, tail(b, 4096))
+		}
+	}
 }
 
 func tail(b []byte, n int) []byte {

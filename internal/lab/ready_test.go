@@ -37,7 +37,13 @@ func metricsUnavailable(t *testing.T, ctx context.Context, l *Lab) {
 		{desired.KafkaGVK, desired.KafkaName(p), strimziReady},
 		{desired.KafkaTopicGVK, desired.KafkaTopicName(p), strimziReady},
 		{desired.KafkaUserGVK, desired.KafkaUserName(p), strimziReady},
-		{desired.SparkApplicationGVK, desired.SparkApplicationName(p), map[string]any{"applicationState": map[string]any{"state": "RUNNING"}}},
+		// driverInfo is required by the CRD (kubeflow/spark-operator v2.5.2,
+		// api/v1beta2/sparkapplication_types.go SparkApplicationStatus); the operator fills it
+		// from the driver pod it watches.
+		{desired.SparkApplicationGVK, desired.SparkApplicationName(p), map[string]any{
+			"applicationState": map[string]any{"state": "RUNNING"},
+			"driverInfo":       map[string]any{"podName": l.Job.Pod.Name},
+		}},
 		{desired.ElasticsearchGVK, desired.ElasticsearchName(p), map[string]any{"phase": "Ready", "health": "green"}},
 	} {
 		if err := setStatus(ctx, l.Operator.Client, child.gvk, p.Namespace, child.name, child.status); err != nil {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,11 +22,19 @@ import (
 // a JVM, whose tasks read the lab's topic and write to the lab's search node, committing the
 // pipeline's consumer group as the job does in a cluster. Its driver serves Spark's metrics on
 // its UI port as the driver pod does, scraped through the strata-spark-drivers PodMonitor.
+//
+// When the job's JVM exits (its query failed), the lab submits it again after the restart
+// policy's interval, from the same checkpoint, as the Spark operator does with the
+// SparkApplication's restartPolicy (desired.RestartType, RestartRetryInterval).
 type IngestJob struct {
 	Pod Pod
 	// UI is the driver's UI (http://127.0.0.1:<port>), which serves the metrics.
-	UI   string
-	proc *process
+	UI string
+
+	mu       sync.Mutex
+	proc     *process
+	restarts int
+	stop     chan struct{}
 }
 
 // LocalCores is the local master's task slots, the executors' cores of the lab's pipeline:
@@ -173,8 +182,17 @@ func StartIngestJob(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline, k *
 	args := append([]string{"-Xms128m", "-Xmx768m", "-XX:+UseSerialGC"}, sparkJVMOptions...)
 	args = append(args, "-cp", classpath, "org.apache.spark.deploy.SparkSubmit")
 	args = append(args, submitArgs(name, conf, ingestJar)...)
-	j := &IngestJob{UI: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	j := &IngestJob{UI: fmt.Sprintf("http://127.0.0.1:%d", port), stop: make(chan struct{})}
 	j.proc = start(t, dir, "ingest-job", exec.Command(java, args...))
+	go j.supervise(dir, func() *exec.Cmd { return exec.Command(java, args...) })
+	t.Cleanup(func() {
+		close(j.stop)
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		if j.restarts > 0 {
+			j.proc.end(t)
+		}
+	})
 	// The job's first act once Spark runs is to put its index lifecycle, the write index
 	// included; then it starts its query.
 	index := s.URL + "/" + desired.ElasticsearchIndex(p)
@@ -209,11 +227,60 @@ func DriverPod(p *v1alpha1.AnalyticsPipeline, address string) Pod {
 		}}
 }
 
+// supervise submits the job again, with the same arguments, each time its JVM exits, after the
+// restart interval, until the test ends.
+func (j *IngestJob) supervise(dir string, command func() *exec.Cmd) {
+	for {
+		j.mu.Lock()
+		p := j.proc
+		j.mu.Unlock()
+		select {
+		case <-j.stop:
+			return
+		case <-p.done:
+		}
+		select {
+		case <-j.stop:
+			return
+		case <-time.After(desired.RestartRetryInterval * time.Second):
+		}
+		j.mu.Lock()
+		select {
+		case <-j.stop: // the test ended while this waited
+			j.mu.Unlock()
+			return
+		default:
+		}
+		next, err := launch(dir, fmt.Sprintf("ingest-job-%d", j.restarts+1), command())
+		if err == nil {
+			j.proc = next
+			j.restarts++
+		}
+		j.mu.Unlock()
+		if err != nil {
+			return // Running reports the job gone
+		}
+	}
+}
+
+func (j *IngestJob) current() *process {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.proc
+}
+
 // Pause freezes the job (SIGSTOP), as a job stalled in a long GC or on a dead disk.
-func (j *IngestJob) Pause() { j.proc.Pause() }
+func (j *IngestJob) Pause() { j.current().Pause() }
 
 // Resume lets the paused job go on.
-func (j *IngestJob) Resume() { j.proc.Resume() }
+func (j *IngestJob) Resume() { j.current().Resume() }
 
-// Running says whether the job's JVM has not exited.
-func (j *IngestJob) Running() bool { return j.proc.Running() }
+// Running says whether the job's JVM runs (between a failure and its restart it does not).
+func (j *IngestJob) Running() bool { return j.current().Running() }
+
+// Restarts is how often the job was submitted again after its JVM exited.
+func (j *IngestJob) Restarts() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.restarts
+}

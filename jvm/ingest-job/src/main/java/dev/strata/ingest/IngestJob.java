@@ -27,15 +27,27 @@ public final class IngestJob {
     SparkSession spark = SparkSession.builder()
         .config(STREAMING_METRICS, "true")
         .getOrCreate();
-    IngestConf conf = IngestConf.from(settings(spark));
-    Running job = start(spark, conf);
+    int status = 1;
     try {
-      job.query().awaitTermination();
+      IngestConf conf = IngestConf.from(settings(spark));
+      Running job = start(spark, conf);
+      try {
+        job.query().awaitTermination();
+        status = 0;
+      } finally {
+        job.sink().close();
+      }
+    } catch (Exception e) {
+      System.err.println("strata-ingest: stopped: " + e);
+      e.printStackTrace();
     } finally {
-      job.sink().close();
-      // A failed query ends the job: on Kubernetes spark-submit stops the context after main
-      // returns; on any other master its threads would keep the JVM up, doing nothing.
+      // The job ends with its query, and its JVM with it. Returning from main is not enough:
+      // spark-submit stops the context, but non-daemon threads (the Elasticsearch client's I/O
+      // reactor) keep the driver's JVM up, a driver pod RUNNING with no query that the Spark
+      // operator never restarts (internal/lab found it so). A non-zero exit fails the driver,
+      // and the SparkApplication's restart policy submits the job again from its checkpoint.
       spark.stop();
+      System.exit(status);
     }
   }
 
