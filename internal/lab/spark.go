@@ -37,8 +37,8 @@ type IngestJob struct {
 	stop     chan struct{}
 }
 
-// LocalCores is the local master's task slots, the executors' cores of the lab's pipeline:
-// every Kafka partition of a micro-batch gets a task, LocalCores at a time. TaskMaxFailures is
+// LocalCores is the local master's task slots, the machine's two cores: every Kafka partition
+// of a micro-batch gets a task, LocalCores at a time. TaskMaxFailures is
 // how often a task may fail, spark.task.maxFailures' default on a cluster: a local master
 // without it (local[N]) fails the query at a task's first failure, so a job paused for longer
 // than the Kafka client's timeouts would die where a cluster's retries the task.
