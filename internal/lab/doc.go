@@ -4,8 +4,12 @@
 //   - Kafka brokers (KRaft, Kafka 4.3.1 as Strimzi 1.2.0 runs) with the Prometheus JMX exporter's
 //     collector (1.6.0, what Strimzi's image ships) loaded with exactly the rules Strata
 //     generates (internal/desired's Kafka metrics ConfigMap), from the launcher jvm/lab builds;
-//   - a producer writing a fixed byte rate with acks=all, and a consumer in the pipeline's
-//     consumer group, as its job reads;
+//   - a producer writing a fixed byte rate with acks=all;
+//   - the pipeline's own ingestion job (jvm/ingest-job) submitted as the Spark operator submits
+//     it, with the operator's sparkConf, in Spark local mode, reading the topic into the search
+//     node and committing the pipeline's consumer group, resubmitted when it exits as the
+//     SparkApplication's restart policy does (Start); on shaped links, a plain consumer in that
+//     group instead (StartOnLinks);
 //   - the Kafka exporter Strimzi runs (third_party/kafka_exporter), with the flags Strimzi
 //     derives from the Kafka Strata builds;
 //   - a search node (OpenSearch, from jvm/lab) behind the real Elasticsearch exporter, run as
