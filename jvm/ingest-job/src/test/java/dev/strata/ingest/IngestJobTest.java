@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.File;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -194,20 +193,37 @@ class IngestJobTest {
 
   /**
    * Forgets that the last batch was written: Structured Streaming then runs it again on restart,
-   * as after a driver killed between writing a batch and recording it in the checkpoint.
+   * as after a driver killed between writing a batch and recording it in the checkpoint. A batch
+   * the stopped query had planned but not written (its offsets logged, no commit) is forgotten
+   * too, as if the driver died before planning it: otherwise the restart runs only that batch,
+   * since Spark replays the last batch alone when the commits trail the offsets by more than one
+   * (MicroBatchExecution.populateStartOffsets).
    */
   static long forgetLastCommit(String pipeline) throws Exception {
-    File commits = dir.resolve("checkpoint-" + pipeline).resolve("commits").toFile();
+    Path checkpoint = dir.resolve("checkpoint-" + pipeline);
+    long last = lastBatch(checkpoint.resolve("commits"));
+    assertTrue(last >= 0, "no batch committed yet");
+    deleteBatch(checkpoint.resolve("commits"), last);
+    for (long planned = lastBatch(checkpoint.resolve("offsets")); planned > last; planned--) {
+      deleteBatch(checkpoint.resolve("offsets"), planned);
+    }
+    return last;
+  }
+
+  /** The highest batch id with a file in a checkpoint log, -1 for none. */
+  static long lastBatch(Path log) {
     long last = -1;
-    for (String name : commits.list()) {
+    for (String name : log.toFile().list()) {
       if (name.matches("[0-9]+")) {
         last = Math.max(last, Long.parseLong(name));
       }
     }
-    assertTrue(last >= 0, "no batch committed yet");
-    Files.delete(commits.toPath().resolve(String.valueOf(last)));
-    Files.deleteIfExists(commits.toPath().resolve("." + last + ".crc"));
     return last;
+  }
+
+  static void deleteBatch(Path log, long batch) throws Exception {
+    Files.deleteIfExists(log.resolve(String.valueOf(batch)));
+    Files.deleteIfExists(log.resolve("." + batch + ".crc"));
   }
 
   @Test
