@@ -49,13 +49,17 @@ func classpath(t testing.TB) string {
 // several of them beside the tests).
 func javaCommand(t testing.TB, heap string, mode string, args ...string) *exec.Cmd {
 	t.Helper()
-	java := "java"
-	if home := os.Getenv("JAVA_HOME"); home != "" {
-		java = filepath.Join(home, "bin", "java")
-	}
 	// Serial GC: no GC threads competing for the machine's cores. The JIT stays at its default:
 	// with C1 only, one scrape of a broker's JMX exporter takes seconds instead of about one.
 	jvmArgs := []string{"-Xms64m", "-Xmx" + heap, "-XX:+UseSerialGC",
 		"-cp", classpath(t), "dev.strata.lab.Lab", mode}
-	return exec.Command(java, append(jvmArgs, args...)...)
+	return exec.Command(java(), append(jvmArgs, args...)...)
+}
+
+// java is the java command: $JAVA_HOME's when set, else the one on the PATH.
+func java() string {
+	if home := os.Getenv("JAVA_HOME"); home != "" {
+		return filepath.Join(home, "bin", "java")
+	}
+	return "java"
 }

@@ -174,17 +174,14 @@ func StartIngestJob(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline, k *
 			t.Fatal(err)
 		}
 	}
-	java := "java"
-	if home := os.Getenv("JAVA_HOME"); home != "" {
-		java = filepath.Join(home, "bin", "java")
-	}
 	// The driver's heap; the off-heap pool the plan sets is allocated only as Tungsten uses it.
 	args := append([]string{"-Xms128m", "-Xmx768m", "-XX:+UseSerialGC"}, sparkJVMOptions...)
 	args = append(args, "-cp", classpath, "org.apache.spark.deploy.SparkSubmit")
 	args = append(args, submitArgs(name, conf, ingestJar)...)
 	j := &IngestJob{UI: fmt.Sprintf("http://127.0.0.1:%d", port), stop: make(chan struct{})}
-	j.proc = start(t, dir, "ingest-job", exec.Command(java, args...))
-	go j.supervise(dir, func() *exec.Cmd { return exec.Command(java, args...) })
+	command := func() *exec.Cmd { return exec.Command(java(), args...) }
+	j.proc = start(t, dir, "ingest-job", command())
+	go j.supervise(dir, command)
 	t.Cleanup(func() {
 		close(j.stop)
 		j.mu.Lock()
