@@ -3,6 +3,7 @@ package lab
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -54,13 +55,16 @@ const (
 // it skips the test saying what was not checked.
 func StartCAdvisor(t testing.TB, dir string) *CAdvisor {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("cAdvisor: not root: the lab cannot put processes into cgroups of their own, so the container metrics (network, page cache, disk) are not checked; run as root to check them")
+	if why := cgroupsUnavailable(); why != "" {
+		t.Skip(why)
 	}
 	c := &CAdvisor{file: filepath.Join(dir, "cadvisor-containers.json")}
 	if err := c.write(); err != nil {
 		t.Fatal(err)
 	}
+	// Registered before the processes the lab puts into cgroups are started, this runs after
+	// their cleanups killed them: a cgroup that still holds a process cannot be removed.
+	t.Cleanup(c.removeAll)
 	addr := testutil.FreePort(t)
 	bin := testutil.Tool(t, "lab-cadvisor", "STRATA_LAB_CADVISOR")
 	proc := start(t, dir, "cadvisor", exec.Command(bin, "-listen", addr, "-containers", c.file))
@@ -73,27 +77,69 @@ func StartCAdvisor(t testing.TB, dir string) *CAdvisor {
 	return c
 }
 
+// cgroupsUnavailable says why the lab cannot put processes into cgroups of their own, or "".
+func cgroupsUnavailable() string {
+	if os.Geteuid() != 0 {
+		return "cAdvisor: not root: the lab cannot put processes into cgroups of their own, so the container metrics (network, page cache, disk) are not checked; run as root to check them"
+	}
+	for _, h := range hierarchies {
+		d := filepath.Join(cgroupRoot, h, "strata-lab", "probe")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Sprintf("cAdvisor: cannot create cgroup %s (%v): container metrics not checked", d, err)
+		}
+		_ = os.Remove(d)
+	}
+	return ""
+}
+
 // Add puts the process pid into a cgroup of its own and reports it as container of pod.
 func (c *CAdvisor) Add(t testing.TB, pid int, namespace, pod, container string) {
 	t.Helper()
+	if err := c.add(pid, namespace, pod, container); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// add is Add for callers outside the test's goroutine.
+func (c *CAdvisor) add(pid int, namespace, pod, container string) error {
 	cgroup := "/strata-lab/" + pod
 	for _, h := range hierarchies {
 		d := filepath.Join(cgroupRoot, h, cgroup)
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Skipf("cAdvisor: cannot create cgroup %s (%v): container metrics not checked", d, err)
+			return fmt.Errorf("cAdvisor: creating cgroup %s: %w", d, err)
 		}
 		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
-			t.Fatalf("moving %s (pid %d) into %s: %v", pod, pid, d, err)
+			return fmt.Errorf("moving %s (pid %d) into %s: %w", pod, pid, d, err)
 		}
 	}
-	t.Cleanup(func() { removeCgroup(cgroup) })
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.list = append(c.list, cadvisorContainer{Cgroup: cgroup, Pid: pid, Namespace: namespace, Pod: pod, Container: container})
-	err := c.write()
-	c.mu.Unlock()
-	if err != nil {
-		t.Fatal(err)
+	return c.write()
+}
+
+// remove stops reporting pod, whose processes exited, and removes its cgroup.
+func (c *CAdvisor) remove(pod string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.list {
+		if e.Pod == pod {
+			c.list = append(c.list[:i], c.list[i+1:]...)
+			_ = c.write()
+			removeCgroup(e.Cgroup)
+			return
+		}
 	}
+}
+
+// removeAll removes every cgroup the lab made, once the test's processes are killed.
+func (c *CAdvisor) removeAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.list {
+		removeCgroup(e.Cgroup)
+	}
+	c.list = nil
 }
 
 func (c *CAdvisor) write() error {

@@ -6,16 +6,17 @@
 //     generates (internal/desired's Kafka metrics ConfigMap), from the launcher jvm/lab builds;
 //   - a producer writing a fixed byte rate with acks=all;
 //   - the pipeline's own ingestion job (jvm/ingest-job) submitted as the Spark operator submits
-//     it, with the operator's sparkConf, in Spark local mode, reading the topic into the search
-//     node and committing the pipeline's consumer group, resubmitted when it exits as the
-//     SparkApplication's restart policy does (Start); on shaped links, a plain consumer in that
-//     group instead (StartOnLinks);
+//     it, with the operator's sparkConf and executor sizes, in Spark's local-cluster mode (each
+//     executor a JVM of its own, as root in a cgroup cAdvisor serves as its pod), reading the
+//     topic into the search node and committing the pipeline's consumer group, resubmitted when
+//     it exits as the SparkApplication's restart policy does (Start); on shaped links, a plain
+//     consumer in that group instead (StartOnLinks);
 //   - the Kafka exporter Strimzi runs (third_party/kafka_exporter), with the flags Strimzi
 //     derives from the Kafka Strata builds;
 //   - a search node (OpenSearch, from jvm/lab) behind the real Elasticsearch exporter, run as
 //     the Deployment Strata documents (config/prometheus/elasticsearch-exporter.yaml);
-//   - as root, brokers on links netlab shapes and cAdvisor's code (hack/lab-cadvisor) serving
-//     their containers as the kubelet does (StartOnLinks);
+//   - as root, cAdvisor's code (hack/lab-cadvisor) serving the job's executors (Start), or
+//     brokers on links netlab shapes (StartOnLinks), as the kubelet serves their containers;
 //   - the real operator (cmd/manager as a process, with the chart's arguments, ServiceAccount
 //     and RBAC) on a control plane of its own, planning the lab's pipeline; its metrics endpoint
 //     serves HTTPS and checks every scraper's token with the API server, as the chart deploys it;

@@ -29,7 +29,7 @@ func indexingSaturated(t *testing.T, ctx context.Context, l *Lab) {
 	var accepted, rejected atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for range 4 * (SearchWriteThreads + SearchWriteQueue) {
+	for range 4 * (l.Search.WriteThreads + l.Search.WriteQueue) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

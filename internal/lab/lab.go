@@ -61,15 +61,19 @@ type Lab struct {
 	// Consumer reads the topic as the pipeline's job does, committing to its consumer group
 	// (StartOnLinks, whose brokers are in network namespaces); Start runs the job itself.
 	Consumer *process
-	// Job is the pipeline's ingestion job in Spark local mode, reading the topic into Search.
+	// Job is the pipeline's ingestion job in Spark's local-cluster mode, reading the topic into
+	// Search.
 	Job           *IngestJob
 	KafkaExporter *KafkaExporter
 	// Search is the pipeline's search server, ElasticsearchExporter the exporter in front of it.
 	Search                *Search
 	ElasticsearchExporter *ElasticsearchExporter
-	// CAdvisor reports the brokers' containers (StartOnLinks only).
+	// CAdvisor reports the job's executors (Start) or the brokers (StartOnLinks) as their pods'
+	// containers; nil without root.
 	CAdvisor *CAdvisor
 	Monitors []Monitor
+	// OperatorMonitor is the chart's ServiceMonitor, one of Monitors.
+	OperatorMonitor Monitor
 
 	dir  string
 	mu   sync.Mutex
@@ -111,12 +115,27 @@ func Pipeline(o Options) (*v1alpha1.AnalyticsPipeline, error) {
 }
 
 // Start runs the lab: the operator on its control plane, Prometheus with the generated scrape
-// configuration and alert rules, the Kafka cluster, the producer, a consumer in the pipeline's
-// consumer group, the Kafka exporter, a search node and the Elasticsearch exporter. It returns once every
-// process serves its metrics (scraping takes a few more intervals).
+// configuration and alert rules, the Kafka cluster, the producer, the Kafka exporter, a search
+// node, the Elasticsearch exporter, the pipeline's ingestion job and, as root, cAdvisor. It
+// returns once every process serves its metrics (scraping takes a few more intervals).
 func Start(t testing.TB, o Options) *Lab {
 	t.Helper()
-	l := startControl(t, o)
+	// As root, cAdvisor serves the job's executors as their pods' containers (page cache, disk,
+	// the executor signals); the brokers share the machine's interfaces here, so their network
+	// series are StartOnLinks' to check.
+	var cadvisor *CAdvisor
+	var extra []Monitor
+	if why := cgroupsUnavailable(); why != "" {
+		t.Log(why)
+	} else {
+		cadvisor = StartCAdvisor(t, t.TempDir())
+		extra = append(extra, KubeletMonitor())
+	}
+	l := startControl(t, o, extra...)
+	if cadvisor != nil {
+		l.AddPod(t, cadvisor.Pod)
+		l.CAdvisor = cadvisor
+	}
 	p := l.Pipeline
 	kafka := desired.KafkaName(p)
 	rulesText := kafkaRules(t, p)
@@ -140,7 +159,7 @@ func Start(t testing.TB, o Options) *Lab {
 	l.Search = StartSearch(t, l.dir, p)
 	l.ElasticsearchExporter = StartElasticsearchExporter(t, l.dir, p, l.Search)
 	l.AddPod(t, l.ElasticsearchExporter.Pod)
-	l.Job = StartIngestJob(t, l.dir, p, l.Kafka, l.Search)
+	l.Job = StartIngestJob(t, l.dir, p, l.Kafka, l.Search, l.CAdvisor)
 	l.AddPod(t, l.Job.Pod)
 	return l
 }
@@ -175,6 +194,7 @@ func startControl(t testing.TB, o Options, extra ...Monitor) *Lab {
 		TLSAssetPath(chart.Monitor.Metadata.Namespace, ep.TLSConfig.CA): l.Operator.CAFile,
 		ep.BearerTokenFile: l.Operator.TokenFile,
 	}
+	l.OperatorMonitor = chart.Monitor
 	l.Monitors = append(append(l.Monitors, chart.Monitor), extra...)
 
 	rules, err := alerts.RuleGroups(alerts.Defaults)

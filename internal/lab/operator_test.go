@@ -29,7 +29,7 @@ import (
 // Prometheus scraping it (the target is up) is the other half: the TLS configuration and token
 // generated from the chart's ServiceMonitor are accepted.
 func operatorEndpoint(t *testing.T, l *Lab) {
-	serverName := l.Monitors[len(l.Monitors)-1].Spec.Endpoints[0].ServerName()
+	serverName := l.OperatorMonitor.Spec.Endpoints[0].ServerName()
 	token, err := os.ReadFile(l.Operator.TokenFile)
 	if err != nil {
 		t.Fatal(err)

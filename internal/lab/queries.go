@@ -3,6 +3,7 @@ package lab
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -81,6 +82,7 @@ type Source struct {
 
 // Sources are the series' origins, by metric name; the lab reports a query's missing sources.
 var Sources = []Source{
+	{"cAdvisor (network)", regexp.MustCompile(`^container_network_`)},
 	{"cAdvisor", regexp.MustCompile(`^container_`)},
 	{"Kafka exporter", regexp.MustCompile(`^kafka_(consumergroup|topic)_`)},
 	{"Kafka JMX exporter", regexp.MustCompile(`^kafka_`)},
@@ -93,11 +95,35 @@ var Sources = []Source{
 
 // SourcesOf are the sources of every series selector of expr, in Sources' order.
 func SourcesOf(expr string) ([]string, error) {
-	e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+	names, err := MetricsOf(expr)
 	if err != nil {
 		return nil, err
 	}
 	found := map[string]bool{}
+	for _, name := range names {
+		for _, s := range Sources {
+			if s.Match.MatchString(name) {
+				found[s.Name] = true
+				break
+			}
+		}
+	}
+	var out []string
+	for _, s := range Sources {
+		if found[s.Name] {
+			out = append(out, s.Name)
+		}
+	}
+	return out, nil
+}
+
+// MetricsOf are the metric names (or __name__ regular expressions) expr selects, in order.
+func MetricsOf(expr string) ([]string, error) {
+	e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
 	parser.Inspect(e, func(node parser.Node, _ []parser.Node) error {
 		vs, ok := node.(*parser.VectorSelector)
 		if !ok {
@@ -109,20 +135,11 @@ func SourcesOf(expr string) ([]string, error) {
 				name = m.Value
 			}
 		}
-		for _, s := range Sources {
-			if s.Match.MatchString(name) {
-				found[s.Name] = true
-				break
-			}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
 		}
 		return nil
 	})
-	var out []string
-	for _, s := range Sources {
-		if found[s.Name] {
-			out = append(out, s.Name)
-		}
-	}
 	return out, nil
 }
 

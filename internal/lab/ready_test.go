@@ -22,9 +22,10 @@ import (
 // child's status as its operator writes it (Strimzi's Ready condition on the Kafka, the topic and
 // the job's user; the Spark operator's RUNNING; ECK's phase Ready with green health, each for the
 // generation the object has). StrataPipelineMetricsUnavailable then fires for the pipeline naming
-// exactly the sources the lab does not scrape here, cAdvisor's, and none of those it runs (the
-// Kafka exporter, Spark's executor metrics, the Elasticsearch exporter): each source's series are
-// found for the pipeline through the same keys the alert uses.
+// exactly the sources the lab does not scrape here (the brokers' network; the executors' container
+// series too without root), and none of those it runs (the Kafka exporter, Spark's executor
+// metrics, the Elasticsearch exporter, and as root cAdvisor's executor pods): each source's
+// series are found for the pipeline through the same keys the alert uses.
 func metricsUnavailable(t *testing.T, ctx context.Context, l *Lab) {
 	p := l.Pipeline
 	strimziReady := map[string]any{"conditions": []any{map[string]any{
@@ -60,7 +61,7 @@ func metricsUnavailable(t *testing.T, ctx context.Context, l *Lab) {
 	const alert = "StrataPipelineMetricsUnavailable"
 	missing := []string{}
 	for _, s := range alerts.Sources() {
-		if notInTestLab(s.Name) {
+		if !l.runsAlertSource(s.Name) {
 			missing = append(missing, s.Name)
 		}
 	}
@@ -81,10 +82,17 @@ func metricsUnavailable(t *testing.T, ctx context.Context, l *Lab) {
 	t.Logf("%s firing %s after the pipeline became Ready, for %v", alert, time.Since(began).Round(time.Second), got)
 }
 
-// notInTestLab says whether TestLab lacks an alert source: cAdvisor's series (the broker
-// network and the executors'), which the lab serves only on shaped links, as root.
-func notInTestLab(name string) bool {
-	return name == "broker network (cAdvisor)" || name == "executor (cAdvisor)"
+// runsAlertSource says whether TestLab runs an alert source (alerts.Sources' names): not the
+// brokers' network series (StartOnLinks serves those), and the executors' container series only
+// as root, when cAdvisor serves the job's executors.
+func (l *Lab) runsAlertSource(name string) bool {
+	switch name {
+	case "broker network (cAdvisor)":
+		return false
+	case "executor (cAdvisor)":
+		return l.CAdvisor != nil
+	}
+	return true
 }
 
 // setStatus writes status on the named object through its status subresource, with

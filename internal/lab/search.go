@@ -21,32 +21,39 @@ import (
 )
 
 // Search is the lab's search server: one OpenSearch node (jvm/lab Search.java) in the cluster
-// named after the pipeline's Elasticsearch, with a write thread pool of SearchWriteThreads
-// threads and SearchWriteQueue queue slots, so a few concurrent bulk requests saturate it.
+// named after the pipeline's Elasticsearch, with a write thread pool small enough that the
+// saturation scenario's concurrent bulk requests overflow it.
 type Search struct {
 	URL  string // http://127.0.0.1:<port>
 	Node string // the node's name: the pod name ECK gives the first data node
-	proc *process
+	// WriteThreads and WriteQueue size the node's write thread pool (searchWriteQueue).
+	WriteThreads, WriteQueue int
+	proc                     *process
 }
 
-// The lab node's write thread pool: one thread and a short queue. A healthy lab indexes
-// nothing; the saturation scenario's concurrent bulk requests overflow it.
-const (
-	SearchWriteThreads = 1
-	SearchWriteQueue   = 4
-)
+// searchWriteQueue is the lab node's write queue for p: twice the shard writes p's job sends at
+// once. Each executor core runs a task whose bulk requests go to each primary shard of the
+// index, one at a time, so the healthy job is never rejected (a queue of 4 was: the SparkApplication's
+// 2 executors of 5 cores, once they ran as such, tripped IndexingSaturated in the healthy lab),
+// while the saturation scenario's clients, a multiple of the pool, overflow it.
+func searchWriteQueue(p *v1alpha1.AnalyticsPipeline) int {
+	pl := p.Status.Plan
+	return 2 * int(max(pl.Executors, 1)*max(pl.ExecutorCores, 1)*max(pl.Shards, 1))
+}
 
 // StartSearch starts the search node for p and waits until it answers.
 func StartSearch(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline) *Search {
 	t.Helper()
 	port := freePort(t)
 	s := &Search{
-		URL:  fmt.Sprintf("http://127.0.0.1:%d", port),
-		Node: desired.ElasticsearchStatefulSetName(p, desired.DataNodeSet) + "-0",
+		URL:          fmt.Sprintf("http://127.0.0.1:%d", port),
+		Node:         desired.ElasticsearchStatefulSetName(p, desired.DataNodeSet) + "-0",
+		WriteThreads: 1,
+		WriteQueue:   searchWriteQueue(p),
 	}
 	s.proc = start(t, dir, "search", javaCommand(t, "384m", "search", filepath.Join(dir, "search"),
 		desired.ElasticsearchName(p), s.Node, strconv.Itoa(port),
-		strconv.Itoa(SearchWriteThreads), strconv.Itoa(SearchWriteQueue)))
+		strconv.Itoa(s.WriteThreads), strconv.Itoa(s.WriteQueue)))
 	if err := waitHTTP(http.DefaultClient, s.proc, s.URL+"/_cluster/health?wait_for_status=yellow", 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,34 +19,31 @@ import (
 )
 
 // IngestJob is the pipeline's own Spark job (jvm/ingest-job, the job of the SparkApplication the
-// operator builds) run by spark-submit in Spark local mode: the driver and its one executor share
-// a JVM, whose tasks read the lab's topic and write to the lab's search node, committing the
-// pipeline's consumer group as the job does in a cluster. Its driver serves Spark's metrics on
-// its UI port as the driver pod does, scraped through the strata-spark-drivers PodMonitor.
+// operator builds) run by spark-submit in Spark's local-cluster mode: the driver runs Spark's
+// standalone master and one worker per executor in its JVM, and each worker starts its executor
+// as a JVM of its own, with the executor cores and memory of the SparkApplication. The executors'
+// tasks read the lab's topic and write to the lab's search node, committing the pipeline's
+// consumer group as the job does in a cluster. The driver serves Spark's metrics (the executors'
+// included) on its UI port as the driver pod does, scraped through the strata-spark-drivers
+// PodMonitor; as root, each executor runs in a cgroup of its own that cAdvisor serves as its
+// executor pod's container.
 //
-// When the job's JVM exits (its query failed), the lab submits it again after the restart
-// policy's interval, from the same checkpoint, as the Spark operator does with the
-// SparkApplication's restartPolicy (desired.RestartType, RestartRetryInterval).
+// When the job's driver exits (its query failed), its executors go with it and the lab submits
+// the job again after the restart policy's interval, from the same checkpoint, as the Spark
+// operator does with the SparkApplication's restartPolicy (desired.RestartType,
+// RestartRetryInterval).
 type IngestJob struct {
 	Pod Pod
 	// UI is the driver's UI (http://127.0.0.1:<port>), which serves the metrics.
 	UI string
 
+	home     string
 	mu       sync.Mutex
 	proc     *process
 	restarts int
 	stop     chan struct{}
+	watch    *executorWatch
 }
-
-// LocalCores is the local master's task slots, the machine's two cores: every Kafka partition
-// of a micro-batch gets a task, LocalCores at a time. TaskMaxFailures is
-// how often a task may fail, spark.task.maxFailures' default on a cluster: a local master
-// without it (local[N]) fails the query at a task's first failure, so a job paused for longer
-// than the Kafka client's timeouts would die where a cluster's retries the task.
-const (
-	LocalCores      = 2
-	TaskMaxFailures = 4
-)
 
 // jobClasspath is the job's jar (the shaded strata-ingest.jar the image carries), the shuffle
 // plugin's (strata-shuffle.jar), and the class path standing in for the image's Spark
@@ -124,10 +122,11 @@ func rebase(paths, dir string) string {
 
 // submitArgs are spark-submit's arguments for the job, as the Spark operator passes them
 // (kubeflow/spark-operator v2.5.2, internal/controller/sparkapplication/submission.go: --name is
-// the SparkApplication's name, --class its mainClass, every sparkConf entry a --conf, the main
-// application file last) with a local master in place of the cluster's.
-func submitArgs(name string, conf map[string]string, jar string) []string {
-	args := []string{"--master", fmt.Sprintf("local[%d,%d]", LocalCores, TaskMaxFailures), "--name", name, "--class", desired.IngestJobMainClass}
+// the SparkApplication's name, --class its mainClass, every sparkConf entry a --conf, then the
+// driver's and executors' typed fields (podConf), the main application file last) with a
+// local-cluster master in place of the cluster's.
+func submitArgs(name, master string, conf map[string]string, pod [][2]string, jar string) []string {
+	args := []string{"--master", master, "--name", name, "--class", desired.IngestJobMainClass}
 	keys := make([]string, 0, len(conf))
 	for k := range conf {
 		keys = append(keys, k)
@@ -136,35 +135,49 @@ func submitArgs(name string, conf map[string]string, jar string) []string {
 	for _, k := range keys {
 		args = append(args, "--conf", k+"="+conf[k])
 	}
+	for _, kv := range pod {
+		args = append(args, "--conf", kv[0]+"="+kv[1])
+	}
 	return append(args, jar)
 }
 
-// sparkJVMOptions are the options Spark's launcher adds on Java 17 (JavaModuleOptions), which
-// spark-submit in the image adds too (jvm/pom.xml spark.test.jvm.options lists the same).
-var sparkJVMOptions = []string{
-	"-XX:+IgnoreUnrecognizedVMOptions", "--add-modules=jdk.incubator.vector",
-	"--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
-	"--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
-	"--add-opens=java.base/java.net=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
-	"--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-	"--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED", "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
-	"--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
-	"--add-opens=java.base/sun.security.action=ALL-UNNAMED", "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
-	"-Djdk.reflect.useDirectMethodHandle=false", "-Dio.netty.tryReflectionSetAccessible=true",
+// localClusterMaster is the master that runs the executors the SparkApplication asks for as
+// local processes: local-cluster[workers,cores,memory], one worker per executor, each with the
+// executor's cores and its heap in MiB (Spark refuses a worker smaller than spark.executor.memory).
+func localClusterMaster(pod [][2]string) (string, error) {
+	get := func(k string) string {
+		for _, kv := range pod {
+			if kv[0] == k {
+				return kv[1]
+			}
+		}
+		return ""
+	}
+	instances, cores, memory := get("spark.executor.instances"), get("spark.executor.cores"), get("spark.executor.memory")
+	if instances == "" || cores == "" || memory == "" {
+		return "", fmt.Errorf("the SparkApplication names no executor instances, cores or memory: %v", pod)
+	}
+	mib, err := mebibytes(memory)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("local-cluster[%s,%s,%d]", instances, cores, mib), nil
 }
 
 // StartIngestJob submits p's job (the conf desired.SparkConf builds for it, localConf's changes
-// aside) against the lab's brokers and search node, and returns once its driver serves metrics,
-// with the driver pod the Spark operator would run it in for AddPod.
-func StartIngestJob(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline, k *Kafka, s *Search) *IngestJob {
+// aside, and the SparkApplication's driver and executor sizes) against the lab's brokers and
+// search node, and returns once its driver serves metrics, with the driver pod the Spark operator
+// would run it in for AddPod. With cadvisor, each executor is reported as its pod's container.
+func StartIngestJob(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline, k *Kafka, s *Search, cadvisor *CAdvisor) *IngestJob {
 	t.Helper()
 	if !desired.RunsIngestJob(p) {
 		t.Fatalf("pipeline %s runs a job of its own, not Strata's", p.Name)
 	}
 	ingestJar, shuffleJar, classpath := jobClasspath(t)
 	port := freePort(t)
+	in := desired.Inputs{Pipeline: p, Plan: *p.Status.Plan}
 	name := desired.SparkApplicationName(p)
-	conf := localConf(desired.SparkConf(desired.Inputs{Pipeline: p, Plan: *p.Status.Plan}), jobEndpoints{
+	conf := localConf(desired.SparkConf(in), jobEndpoints{
 		Bootstrap: k.Bootstrap, SearchURL: s.URL, ShuffleJar: shuffleJar, Dir: filepath.Join(dir, "job"), UIPort: port,
 	})
 	// The volumes a pod mounts exist before the job starts (the shuffle plugin checks its
@@ -174,20 +187,35 @@ func StartIngestJob(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline, k *
 			t.Fatal(err)
 		}
 	}
-	// The driver's heap; the off-heap pool the plan sets is allocated only as Tungsten uses it.
-	args := append([]string{"-Xms128m", "-Xmx768m", "-XX:+UseSerialGC"}, sparkJVMOptions...)
-	args = append(args, "-cp", classpath, "org.apache.spark.deploy.SparkSubmit")
-	args = append(args, submitArgs(name, conf, ingestJar)...)
-	j := &IngestJob{UI: fmt.Sprintf("http://127.0.0.1:%d", port), stop: make(chan struct{})}
-	command := func() *exec.Cmd { return exec.Command(java(), args...) }
+	pod := podConf(desired.SparkApplication(in))
+	master, err := localClusterMaster(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &IngestJob{UI: fmt.Sprintf("http://127.0.0.1:%d", port), stop: make(chan struct{}), home: sparkHome(t, dir, classpath),
+		watch: &executorWatch{namespace: p.Namespace, app: name, cadvisor: cadvisor, known: map[int]Executor{}}}
+	submit := sparkSubmitCommand(t, j.home, submitArgs(name, master, conf, pod, ingestJar))
+	command := func() *exec.Cmd {
+		cmd := exec.Command(submit.Path, submit.Args[1:]...)
+		cmd.Env = submit.Env
+		// The driver leads a process group with its executors, which Pause and the end of the
+		// test reach together, as all containers of the job's pods.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		return cmd
+	}
 	j.proc = start(t, dir, "ingest-job", command())
 	go j.supervise(dir, command)
+	go j.watch.watch(func() int { return j.current().cmd.Process.Pid }, j.stop)
 	t.Cleanup(func() {
 		close(j.stop)
 		j.mu.Lock()
 		defer j.mu.Unlock()
+		_ = syscall.Kill(-j.proc.cmd.Process.Pid, syscall.SIGKILL)
 		if j.restarts > 0 {
 			j.proc.end(t)
+		}
+		if t.Failed() {
+			j.logExecutors(t)
 		}
 	})
 	// The job's first act once Spark runs is to put its index lifecycle, the write index
@@ -200,6 +228,17 @@ func StartIngestJob(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline, k *
 	}
 	j.Pod = DriverPod(p, fmt.Sprintf("127.0.0.1:%d", port))
 	return j
+}
+
+// logExecutors logs the end of each executor's log (the standalone worker writes them under
+// $SPARK_HOME/work/<application>/<executor>/).
+func (j *IngestJob) logExecutors(t testing.TB) {
+	logs, _ := filepath.Glob(filepath.Join(j.home, "work", "*", "*", "stderr"))
+	for _, f := range logs {
+		if b, err := os.ReadFile(f); err == nil {
+			t.Logf("executor log %s (last 4 KiB):\n%s", f, tail(b, 4096))
+		}
+	}
 }
 
 // SparkExecutorMetricsPath is where a driver's UI serves its executors' metrics in Prometheus'
@@ -236,6 +275,9 @@ func (j *IngestJob) supervise(dir string, command func() *exec.Cmd) {
 			return
 		case <-p.done:
 		}
+		// The driver is gone: so are its executors, as a driver pod's executor pods are
+		// deleted with it (they exit by themselves once the driver's connection drops).
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		select {
 		case <-j.stop:
 			return
@@ -266,14 +308,18 @@ func (j *IngestJob) current() *process {
 	return j.proc
 }
 
-// Pause freezes the job (SIGSTOP), as a job stalled in a long GC or on a dead disk.
-func (j *IngestJob) Pause() { j.current().Pause() }
+// Pause freezes the job (SIGSTOP to its driver and executors), as a job stalled in a long GC
+// or on a dead disk.
+func (j *IngestJob) Pause() { _ = syscall.Kill(-j.current().cmd.Process.Pid, syscall.SIGSTOP) }
 
 // Resume lets the paused job go on.
-func (j *IngestJob) Resume() { j.current().Resume() }
+func (j *IngestJob) Resume() { _ = syscall.Kill(-j.current().cmd.Process.Pid, syscall.SIGCONT) }
 
-// Running says whether the job's JVM runs (between a failure and its restart it does not).
+// Running says whether the job's driver runs (between a failure and its restart it does not).
 func (j *IngestJob) Running() bool { return j.current().Running() }
+
+// Executors are the job's running executors (as root, each reported as its pod by cAdvisor).
+func (j *IngestJob) Executors() []Executor { return j.watch.executors() }
 
 // Restarts is how often the job was submitted again after its JVM exited.
 func (j *IngestJob) Restarts() int {

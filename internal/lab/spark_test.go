@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -67,13 +69,97 @@ func TestLocalConfChangesOnlyTheClusterNames(t *testing.T) {
 }
 
 // spark-submit gets the SparkApplication's name (the application_name the alerts select by),
-// the job's class, every setting once and the jar last, as the Spark operator passes them.
+// the job's class, every setting once, the typed driver and executor fields after them (so they
+// win), and the jar last, as the Spark operator passes them.
 func TestSubmitArgsAsTheSparkOperator(t *testing.T) {
-	got := submitArgs("lab", map[string]string{"spark.b": "2", "spark.a": "1=x"}, "/job.jar")
-	want := []string{"--master", "local[2,4]", "--name", "lab", "--class", desired.IngestJobMainClass,
-		"--conf", "spark.a=1=x", "--conf", "spark.b=2", "/job.jar"}
+	got := submitArgs("lab", "local-cluster[2,5,5585]", map[string]string{"spark.b": "2", "spark.a": "1=x"},
+		[][2]string{{"spark.executor.instances", "2"}, {"spark.a", "3"}}, "/job.jar")
+	want := []string{"--master", "local-cluster[2,5,5585]", "--name", "lab", "--class", desired.IngestJobMainClass,
+		"--conf", "spark.a=1=x", "--conf", "spark.b=2", "--conf", "spark.executor.instances=2", "--conf", "spark.a=3", "/job.jar"}
 	if !slices.Equal(got, want) {
 		t.Errorf("submitArgs = %q, want %q", got, want)
+	}
+}
+
+// The lab's executors are the SparkApplication's: as many, with its cores and heap, and its
+// driver's and executors' sizes and Java options reach spark-submit as the operator passes them.
+func TestLocalClusterRunsTheSparkApplicationsExecutors(t *testing.T) {
+	p, err := Pipeline(Options{Brokers: 3, ReplicationFactor: 3, MessagesPerSecond: labRecords, MessageBytes: labRecordBytes, ScrapeInterval: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := desired.Inputs{Pipeline: p, Plan: *p.Status.Plan}
+	pod := podConf(desired.SparkApplication(in))
+	got := map[string]string{}
+	for _, kv := range pod {
+		got[kv[0]] = kv[1]
+	}
+	pl := p.Status.Plan
+	heap := desired.SparkSize(pl.ExecutorMemory.Heap.Value())
+	want := map[string]string{
+		"spark.driver.cores": fmt.Sprint(desired.DriverCores), "spark.driver.memory": desired.DriverMemory,
+		"spark.executor.instances": fmt.Sprint(pl.Executors), "spark.executor.cores": fmt.Sprint(pl.ExecutorCores),
+		"spark.executor.memory":           heap,
+		"spark.executor.memoryOverhead":   desired.SparkSize(pl.ExecutorMemory.Overhead.Value() + pl.ExecutorMemory.PageCache.Value()),
+		"spark.executor.extraJavaOptions": desired.ExecutorJavaOptions(in),
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("podConf = %v, want %v", got, want)
+	}
+	mib, err := mebibytes(heap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	master, err := localClusterMaster(pod)
+	if wantMaster := fmt.Sprintf("local-cluster[%d,%d,%d]", pl.Executors, pl.ExecutorCores, mib); err != nil || master != wantMaster {
+		t.Errorf("localClusterMaster = %q %v, want %q", master, err, wantMaster)
+	}
+	if _, err := localClusterMaster(pod[:2]); err == nil {
+		t.Error("localClusterMaster without the executors' fields: no error")
+	}
+}
+
+// What Spark's launcher prints for bin/spark-class is what it says to the user, a NUL line, then
+// the command, NUL-ended arguments, led by env and its assignments when the command needs
+// environment of its own.
+func TestLaunchCommand(t *testing.T) {
+	for _, c := range []struct {
+		out       string
+		argv, env []string
+	}{
+		{"\x00\n/usr/bin/java\x00-cp\x00/x/*\x00Main\x00", []string{"/usr/bin/java", "-cp", "/x/*", "Main"}, nil},
+		{"a warning\n\x00\njava\x00Main\x00", []string{"java", "Main"}, nil},
+		{"\x00\nenv\x00A=1\x00B=x=y\x00java\x00-Dk=v\x00", []string{"java", "-Dk=v"}, []string{"A=1", "B=x=y"}},
+	} {
+		argv, env, err := launchCommand([]byte(c.out))
+		if err != nil || !slices.Equal(argv, c.argv) || !slices.Equal(env, c.env) {
+			t.Errorf("launchCommand(%q) = %q %q %v, want %q %q", c.out, argv, env, err, c.argv, c.env)
+		}
+	}
+	if _, _, err := launchCommand(nil); err == nil {
+		t.Error("launchCommand of nothing: no error")
+	}
+}
+
+// Executors are found by their command line as the standalone worker starts them, and named as
+// Spark names executor pods, which the alerts' and the autoscaler's pod patterns match.
+func TestExecutorsAsTheirPods(t *testing.T) {
+	cmdline := strings.Join([]string{"/usr/bin/java", "-cp", "/h/jars/*", "-Xmx5585M", executorBackend, "--driver-url",
+		"spark://CoarseGrainedScheduler@127.0.0.1:41965", "--executor-id", "1", "--hostname", "127.0.0.1", "--cores", "5",
+		"--app-id", "app-20261125192546-0000", "--worker-url", "spark://Worker@127.0.0.1:44435"}, "\x00") + "\x00"
+	id, app, ok := parseExecutor([]byte(cmdline))
+	if !ok || id != "1" || app != "app-20261125192546-0000" {
+		t.Fatalf("parseExecutor = %q %q %v", id, app, ok)
+	}
+	if _, _, ok := parseExecutor([]byte("java\x00org.apache.spark.deploy.SparkSubmit\x00--executor-id\x001\x00")); ok {
+		t.Error("a driver's command line read as an executor's")
+	}
+	pod := ExecutorPodName("lab", app, id)
+	if !regexp.MustCompile(`^lab-[0-9a-f]{16}-exec-1$`).MatchString(pod) {
+		t.Errorf("ExecutorPodName = %q", pod)
+	}
+	if other := ExecutorPodName("lab", "app-20261125192546-0001", id); other == pod {
+		t.Errorf("a new submission's executor has the same pod name %q", pod)
 	}
 }
 
@@ -95,14 +181,33 @@ func sparkJob(t *testing.T, ctx context.Context, l *Lab) {
 			t.Errorf("%s: %s=%q, want %q (all: %v)", up, k, got, v, r.Series[0].Labels)
 		}
 	}
-	// The alerts' join (internal/alerts/promql.go, Scope.spark) without its executor_id filter:
-	// in local mode the one executor is the driver.
-	join := fmt.Sprintf(`sum by (namespace, pipeline) ((label_replace(metrics_executor_completedTasks_total, "spark_application", "$1", "application_name", "(.+)"))`+
+	// The SparkApplication's executors, each a JVM of its own: their metrics come through the
+	// driver under their executor IDs and join the pipeline as the alerts join them
+	// (internal/alerts/promql.go, Scope.spark, which leaves the driver out).
+	pl := l.Pipeline.Status.Plan
+	if got := len(l.Job.Executors()); got != int(pl.Executors) {
+		t.Errorf("%d executor JVMs run, want the plan's %d", got, pl.Executors)
+	}
+	join := fmt.Sprintf(`count by (namespace, pipeline) ((label_replace(metrics_executor_completedTasks_total{executor_id!="driver"} > 0, "spark_application", "$1", "application_name", "(.+)"))`+
 		` * on (namespace, spark_application) group_left (pipeline) strata_pipeline_info{namespace=%q, pipeline=%q})`, PipelineNamespace, l.Pipeline.Name)
-	if r := prom.Query(ctx, join); r.Err != nil || len(r.Series) != 1 || r.Series[0].Value <= 0 {
-		names := prom.Query(ctx, `count by (application_name) (metrics_executor_completedTasks_total)`)
-		t.Errorf("%s: %v %v, want the job's completed tasks joined to the pipeline (application_name of the series: %v)",
-			join, r.Series, r.Err, names.Series)
+	if r := prom.Query(ctx, join); r.Err != nil || len(r.Series) != 1 || r.Series[0].Value != float64(pl.Executors) {
+		names := prom.Query(ctx, `count by (application_name, executor_id) (metrics_executor_completedTasks_total)`)
+		t.Errorf("%s: %v %v, want the %d executors' completed tasks joined to the pipeline (the series: %v)",
+			join, r.Series, r.Err, pl.Executors, names.Series)
+	}
+	if l.CAdvisor == nil {
+		t.Log("not root: the executors' container series (cAdvisor) are not checked")
+	} else {
+		// Each executor is its pod to cAdvisor, which the alerts' executor pattern maps back to
+		// the SparkApplication and so to the pipeline.
+		cache := fmt.Sprintf(`count by (namespace, pipeline) (label_replace(container_memory_cache{container=%q, pod=~".+-exec-[0-9]+"}, "spark_application", "$1", "pod", "(.+?)(?:-[0-9a-f]{10,16})?-exec-[0-9]+")`+
+			` * on (namespace, spark_application) group_left (pipeline) strata_pipeline_info{namespace=%q, pipeline=%q})`, desired.SparkExecutorContainer, PipelineNamespace, l.Pipeline.Name)
+		if r, ok := prom.WaitFor(ctx, cache, time.Minute, func(r Result) bool { return len(r.Series) == 1 && r.Series[0].Value == float64(pl.Executors) }); !ok {
+			t.Errorf("%s: %v %v, want the %d executor pods' page cache joined to the pipeline", cache, r.Series, r.Err, pl.Executors)
+		}
+		if err := l.Job.watch.failed(); err != nil {
+			t.Errorf("putting the executors into cgroups: %v", err)
+		}
 	}
 	count, err := searchCount(l.Search.URL + "/" + desired.ElasticsearchIndex(l.Pipeline) + "/_count")
 	if err != nil || count == 0 {
