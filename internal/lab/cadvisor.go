@@ -25,8 +25,11 @@ import (
 type CAdvisor struct {
 	Pod  Pod
 	file string
-	mu   sync.Mutex
-	list []cadvisorContainer
+	// device is the disk holding the lab's files, whose I/O the lab's cgroups count (disk.go);
+	// "" when they are on none.
+	device string
+	mu     sync.Mutex
+	list   []cadvisorContainer
 }
 
 // cadvisorContainer is an entry of hack/lab-cadvisor's containers file.
@@ -61,6 +64,11 @@ func StartCAdvisor(t testing.TB, dir string) *CAdvisor {
 	c := &CAdvisor{file: filepath.Join(dir, "cadvisor-containers.json")}
 	if err := c.write(); err != nil {
 		t.Fatal(err)
+	}
+	if dev, err := wholeDisk(dir); err != nil {
+		t.Logf("cAdvisor: the containers' disk I/O is not counted: %v", err)
+	} else {
+		c.device = dev
 	}
 	// Registered before the processes the lab puts into cgroups are started, this runs after
 	// their cleanups killed them: a cgroup that still holds a process cannot be removed.
@@ -107,6 +115,11 @@ func (c *CAdvisor) add(pid int, namespace, pod, container string) error {
 		d := filepath.Join(cgroupRoot, h, cgroup)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("cAdvisor: creating cgroup %s: %w", d, err)
+		}
+		if h == "blkio" && c.device != "" {
+			if err := countIO(d, c.device); err != nil {
+				return err
+			}
 		}
 		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
 			return fmt.Errorf("moving %s (pid %d) into %s: %w", pod, pid, d, err)

@@ -166,6 +166,8 @@ func TestLab(t *testing.T) {
 	t.Run("overloaded pipeline: Bottleneck and AutoscalerAtMaximum firing", func(t *testing.T) { overloaded(t, ctx, l) })
 	t.Run("operator without RBAC: StrataOperatorReconcileErrors firing", func(t *testing.T) { reconcileErrors(t, ctx, l) })
 
+	t.Run("executor disk load: ExecutorPageCacheStarved and ExecutorHeavySpill firing", func(t *testing.T) { executorDisk(t, ctx, l) })
+
 	t.Run("operator down: StrataOperatorDown firing", func(t *testing.T) {
 		if r := prom.Query(ctx, `ALERTS{alertname="StrataOperatorDown"}`); r.Err != nil || len(r.Series) != 0 {
 			t.Fatalf("before: %v %v", r.Series, r.Err)
@@ -289,8 +291,10 @@ var optionalCAdvisorSeries = map[string]string{
 	"container_fs_writes_bytes_total":                diskGap,
 }
 
-// diskGap is why cAdvisor may serve no disk series for the executors.
-const diskGap = "cAdvisor serves per-device disk counters from the cgroup's block I/O statistics, which list no device here (this machine's kernel counts no block I/O for the lab's cgroups)"
+// diskGap is why cAdvisor may serve no disk series for the executors: it reads them from the
+// cgroups' block I/O statistics, which count nothing where the lab's files are on no block
+// device (tmpfs, overlayfs: the lab cannot make cgroup v1 count them, disk.go).
+const diskGap = "cAdvisor serves per-device disk counters from the cgroups' block I/O statistics, which list no device here (the lab's files are on no block device)"
 
 // cadvisorGaps are the optional cAdvisor series that the lab's cAdvisor does not serve for the
 // job's executors, with the reason: a query that has no data only for lack of them is reported
