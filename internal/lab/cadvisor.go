@@ -96,6 +96,7 @@ func cgroupsUnavailable() string {
 			return fmt.Sprintf("cAdvisor: cannot create cgroup %s (%v): container metrics not checked", d, err)
 		}
 		_ = os.Remove(d)
+		_ = os.Remove(filepath.Dir(d)) // strata-lab, unless a running lab uses it
 	}
 	return ""
 }
