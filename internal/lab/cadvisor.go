@@ -111,7 +111,7 @@ func (c *CAdvisor) Add(t testing.TB, pid int, namespace, pod, container string) 
 
 // add is Add for callers outside the test's goroutine.
 func (c *CAdvisor) add(pid int, namespace, pod, container string) error {
-	cgroup := "/strata-lab/" + pod
+	cgroup := podCgroup(pod)
 	for _, h := range hierarchies {
 		d := filepath.Join(cgroupRoot, h, cgroup)
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -122,14 +122,29 @@ func (c *CAdvisor) add(pid int, namespace, pod, container string) error {
 				return err
 			}
 		}
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
-			return fmt.Errorf("moving %s (pid %d) into %s: %w", pod, pid, d, err)
-		}
+	}
+	if err := c.join(pid, pod); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.list = append(c.list, cadvisorContainer{Cgroup: cgroup, Pid: pid, Namespace: namespace, Pod: pod, Container: container})
 	return c.write()
+}
+
+// podCgroup is the cgroup the lab makes for pod, in every hierarchy.
+func podCgroup(pod string) string { return "/strata-lab/" + pod }
+
+// join moves process pid into pod's cgroups, made by add: it becomes one more process of the
+// pod's container, as one `kubectl exec` starts.
+func (c *CAdvisor) join(pid int, pod string) error {
+	for _, h := range hierarchies {
+		d := filepath.Join(cgroupRoot, h, podCgroup(pod))
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			return fmt.Errorf("moving pid %d into %s: %w", pid, d, err)
+		}
+	}
+	return nil
 }
 
 // remove stops reporting pod, whose processes exited, and removes its cgroup.

@@ -9,13 +9,13 @@ import (
 	"github.com/strata-dev/strata/internal/desired"
 )
 
-// consumerLag pauses the pipeline's ingestion job (SIGSTOP on its JVM), as a job stalls in a
-// long GC or on a dead disk: its group's committed offsets stop while the producer goes on, so
-// the Kafka exporter reports a growing lag and no progress. StrataSparkProcessingBelowIngest
-// fires once the 5-minute rates see the job committing less than 90 % of ingest, and
-// StrataConsumerLagGrowing once the lag is a minute of the workload's records and still
-// growing. Resumed, the job catches up (Spark retries the tasks whose Kafka reads timed out
-// during the pause) and the lag falls.
+// consumerLag pauses the pipeline's ingestion job (SIGSTOP on its driver and executors), as a
+// job stalls in a long GC or on a dead disk: its group's committed offsets stop while the
+// producer goes on, so the Kafka exporter reports a growing lag and no progress.
+// StrataSparkProcessingBelowIngest fires once the 5-minute rates see the job committing less
+// than 90 % of ingest, and StrataConsumerLagGrowing once the lag is a minute of the workload's
+// records and still growing. Resumed, the job catches up (Spark retries the tasks whose Kafka
+// reads timed out during the pause) and the lag falls.
 func consumerLag(t *testing.T, ctx context.Context, l *Lab) {
 	queries, err := autoscale.Queries(l.Pipeline)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -65,18 +64,6 @@ func countIO(dir, device string) error {
 	for _, f := range []string{"blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device"} {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte(rule), 0o644); err != nil {
 			return fmt.Errorf("counting the I/O of cgroup %s: %w", dir, err)
-		}
-	}
-	return nil
-}
-
-// join moves process pid into pod's cgroups, made by add: it becomes one more process of the
-// pod's container, as one `kubectl exec` starts.
-func (c *CAdvisor) join(pid int, pod string) error {
-	for _, h := range hierarchies {
-		d := filepath.Join(cgroupRoot, h, "strata-lab", pod)
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
-			return fmt.Errorf("moving pid %d into %s: %w", pid, d, err)
 		}
 	}
 	return nil

@@ -33,8 +33,8 @@ type Search struct {
 
 // searchWriteQueue is the lab node's write queue for p: twice the shard writes p's job sends at
 // once. Each executor core runs a task whose bulk requests go to each primary shard of the
-// index, one at a time, so the healthy job is never rejected (a queue of 4 was: the SparkApplication's
-// 2 executors of 5 cores, once they ran as such, tripped IndexingSaturated in the healthy lab),
+// index, so the healthy job is not rejected (a queue of 4 was: the SparkApplication's 2
+// executors of 5 cores, once they ran as such, tripped IndexingSaturated in the healthy lab),
 // while the saturation scenario's clients, a multiple of the pool, overflow it.
 func searchWriteQueue(p *v1alpha1.AnalyticsPipeline) int {
 	pl := p.Status.Plan

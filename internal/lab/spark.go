@@ -45,13 +45,12 @@ type IngestJob struct {
 	watch    *executorWatch
 }
 
-// jobClasspath is the job's jar (the shaded strata-ingest.jar the image carries), the shuffle
-// plugin's (strata-shuffle.jar), and the class path standing in for the image's Spark
-// distribution (jvm/ingest-job/pom.xml writes it to target/spark-classpath-{compile,runtime}.txt).
-func jobClasspath(t testing.TB) (ingestJar, shuffleJar, classpath string) {
+// jobJars are the job's jar (the shaded strata-ingest.jar the image carries), the shuffle
+// plugin's (strata-shuffle.jar), and the jars of the image's Spark distribution, each once
+// (jvm/ingest-job/pom.xml lists them in target/spark-classpath-{compile,runtime}.txt).
+func jobJars(t testing.TB) (ingestJar, shuffleJar string, sparkJars []string) {
 	t.Helper()
 	jvm := buildJVM(t)
-	var jars []string
 	seen := map[string]bool{}
 	for _, scope := range []string{"compile", "runtime"} {
 		b, err := os.ReadFile(filepath.Join(jvm, "ingest-job", "target", "spark-classpath-"+scope+".txt"))
@@ -61,13 +60,12 @@ func jobClasspath(t testing.TB) (ingestJar, shuffleJar, classpath string) {
 		for _, jar := range filepath.SplitList(strings.TrimSpace(string(b))) {
 			if !seen[jar] {
 				seen[jar] = true
-				jars = append(jars, jar)
+				sparkJars = append(sparkJars, jar)
 			}
 		}
 	}
 	return filepath.Join(jvm, "ingest-job", "target", "strata-ingest.jar"),
-		filepath.Join(jvm, "shuffle-plugin", "target", "strata-shuffle.jar"),
-		strings.Join(jars, string(os.PathListSeparator))
+		filepath.Join(jvm, "shuffle-plugin", "target", "strata-shuffle.jar"), sparkJars
 }
 
 // jobEndpoints are where the lab's job finds what a cluster gives it by name: the brokers, the
@@ -77,7 +75,7 @@ type jobEndpoints struct {
 	UIPort                                int
 }
 
-// localConf is the SparkApplication's sparkConf as a local-mode run needs it. Only what names the
+// localConf is the SparkApplication's sparkConf as a run on this machine needs it. Only what names the
 // cluster changes: the Kafka and search endpoints (the lab's brokers and node speak plaintext
 // without users, so the SASL and CA keys go; IngestJobTest and IngestTlsTest cover them), the
 // image paths of the jars, the volumes' mount paths (the checkpoint, the shuffle tiers), and the
@@ -173,7 +171,7 @@ func StartIngestJob(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline, k *
 	if !desired.RunsIngestJob(p) {
 		t.Fatalf("pipeline %s runs a job of its own, not Strata's", p.Name)
 	}
-	ingestJar, shuffleJar, classpath := jobClasspath(t)
+	ingestJar, shuffleJar, sparkJars := jobJars(t)
 	port := freePort(t)
 	in := desired.Inputs{Pipeline: p, Plan: *p.Status.Plan}
 	name := desired.SparkApplicationName(p)
@@ -192,7 +190,7 @@ func StartIngestJob(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline, k *
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := &IngestJob{UI: fmt.Sprintf("http://127.0.0.1:%d", port), stop: make(chan struct{}), home: sparkHome(t, dir, classpath),
+	j := &IngestJob{UI: fmt.Sprintf("http://127.0.0.1:%d", port), stop: make(chan struct{}), home: sparkHome(t, dir, sparkJars),
 		watch: &executorWatch{namespace: p.Namespace, app: name, cadvisor: cadvisor, known: map[int]Executor{}}}
 	submit := sparkSubmitCommand(t, j.home, submitArgs(name, master, conf, pod, ingestJar))
 	command := func() *exec.Cmd {

@@ -16,23 +16,19 @@ import (
 // sparkHome lays out what the job's image has under $SPARK_HOME (/opt/spark in the apache/spark
 // images): a jars directory holding the distribution's jars, and the RELEASE file by which
 // Spark's launcher knows a distribution from a source build (AbstractCommandBuilder.findJarsDir:
-// $SPARK_HOME/jars when RELEASE exists). The jars are links to the Maven artifacts of the class
-// path jvm/ingest-job/pom.xml writes, the same Spark 4.0.2 the image carries. Spark's standalone
+// $SPARK_HOME/jars when RELEASE exists). The jars are links to the Maven artifacts jobJars
+// lists, the same Spark 4.0.2 the image carries. Spark's standalone
 // worker, which local-cluster mode runs inside the driver, builds each executor's command from
 // this layout as the image's executors get theirs from the image.
-func sparkHome(t testing.TB, dir, classpath string) string {
+func sparkHome(t testing.TB, dir string, sparkJars []string) string {
 	t.Helper()
 	home := filepath.Join(dir, "spark-home")
 	jars := filepath.Join(home, "jars")
 	if err := os.MkdirAll(jars, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, jar := range filepath.SplitList(classpath) {
-		link := filepath.Join(jars, filepath.Base(jar))
-		if _, err := os.Lstat(link); err == nil {
-			continue // the same artifact named twice (compile and runtime scopes)
-		}
-		if err := os.Symlink(jar, link); err != nil {
+	for _, jar := range sparkJars {
+		if err := os.Symlink(jar, filepath.Join(jars, filepath.Base(jar))); err != nil {
 			t.Fatal(err)
 		}
 	}
