@@ -79,10 +79,13 @@ run: ## Start a local control plane, install the CRDs, run the operator and appl
 		$(GO) build -o bin/strata-run ./hack/run && exec bin/strata-run $(RUN_FLAGS)
 
 .PHONY: test
-test: ## Run all tests: unit tests and envtest tests against a real kube-apiserver.
-	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" $(GO) test $(TEST_FLAGS) \
-		$$($(GO) list ./... | grep -v -x -F $(addprefix -e github.com/strata-dev/strata/,$(RACE_PKGS:./%=%)))
-	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" $(GO) test $(TEST_FLAGS) -race $(addsuffix /,$(RACE_PKGS))
+test: ## Run all tests: unit tests and envtest tests against a real kube-apiserver; the failed tests are listed at the end.
+	@$(GO) build -o bin/testsummary ./hack/testsummary
+	@assets="$$($(TOOLS) envtest)"; helm="$$($(TOOLS) path helm)"; { plain=0; race=0; \
+		KUBEBUILDER_ASSETS="$$assets" HELM="$$helm" $(GO) test -json $(TEST_FLAGS) \
+			$$($(GO) list ./... | grep -v -x -F $(addprefix -e github.com/strata-dev/strata/,$(RACE_PKGS:./%=%))) || plain=$$?; \
+		KUBEBUILDER_ASSETS="$$assets" $(GO) test -json $(TEST_FLAGS) -race $(addsuffix /,$(RACE_PKGS)) || race=$$?; \
+		exit $$((plain | race)); } | bin/testsummary
 
 .PHONY: e2e
 e2e: ## Run the end-to-end suite on a new kind cluster (needs docker and the internet; see README).

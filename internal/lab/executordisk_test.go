@@ -47,7 +47,7 @@ func executorDisk(t *testing.T, ctx context.Context, l *Lab) {
 	} {
 		r, ok := l.WaitAlert(ctx, c.alert, "firing", 4*time.Minute)
 		if !ok {
-			t.Errorf("%s not firing %s into the disk load of %s: %v %v", c.alert, time.Since(began).Round(time.Second), pod, r.Series, r.Err)
+			t.Errorf("%s not firing %s into the disk load of %s: %v", c.alert, time.Since(began).Round(time.Second), pod, r)
 			continue
 		}
 		got := r.Series[0].Labels

@@ -35,12 +35,12 @@ func TestLinkSaturated(t *testing.T) {
 			full := fmt.Sprintf(`count_over_time(container_network_transmit_bytes_total{pod=~".+-broker-[0-9]+"}[%s]) >= %d`,
 				alerts.Window, int(5*time.Minute/l.scrapeInterval())-1)
 			if r, ok := l.Prometheus.WaitFor(ctx, full, 8*time.Minute, func(r Result) bool { return len(r.Series) == n }); !ok {
-				t.Fatalf("%s: %v %v, want a full rate window of cAdvisor's samples for each broker", full, r.Series, r.Err)
+				t.Fatalf("%s: %v, want a full rate window of cAdvisor's samples for each broker", full, r)
 			}
 			r := l.Prometheus.Query(ctx, util)
 			if r.Err != nil || len(r.Series) != n {
 				l.logLinks(ctx, t)
-				t.Fatalf("%s: %v %v, want one series per broker", util, r.Series, r.Err)
+				t.Fatalf("%s: %v, want one series per broker", util, r)
 			}
 			for _, s := range r.Series {
 				t.Logf("%s: link utilization %.3f of the usable rate (target 0.80)", s.Labels["pod"], s.Value)
@@ -50,7 +50,7 @@ func TestLinkSaturated(t *testing.T) {
 				r, ok := l.WaitAlert(ctx, alert, "firing", 2*time.Minute)
 				if !ok {
 					l.logLinks(ctx, t)
-					t.Fatalf("%s not firing with 2 brokers on saturated links: %v %v", alert, r.Series, r.Err)
+					t.Fatalf("%s not firing with 2 brokers on saturated links: %v", alert, r)
 				}
 				t.Logf("%s firing for %d brokers %s after the lab started", alert, len(r.Series), time.Since(began).Round(time.Second))
 			case 3:
@@ -60,7 +60,7 @@ func TestLinkSaturated(t *testing.T) {
 					}
 				}
 				if r := l.Prometheus.Query(ctx, fmt.Sprintf(`ALERTS{alertname=%q}`, alert)); r.Err != nil || len(r.Series) != 0 {
-					t.Errorf("%s with 3 brokers within their links: %v %v, want silent", alert, r.Series, r.Err)
+					t.Errorf("%s with 3 brokers within their links: %v, want silent", alert, r)
 				}
 			}
 		})
@@ -83,7 +83,7 @@ func (l *Lab) logLinks(ctx context.Context, t *testing.T) {
 			t.Logf("%s: %v = %g", q, s.Labels, s.Value)
 		}
 		if r.Err != nil || len(r.Series) == 0 {
-			t.Logf("%s: %v %v", q, r.Series, r.Err)
+			t.Logf("%s: %v", q, r)
 		}
 	}
 }

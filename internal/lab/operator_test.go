@@ -111,7 +111,7 @@ func planInvalid(t *testing.T, ctx context.Context, l *Lab) {
 	}
 	r, ok := l.WaitAlert(ctx, "StrataPipelinePlanInvalid", "firing", 2*time.Minute)
 	if !ok {
-		t.Fatalf("StrataPipelinePlanInvalid not firing: %v %v", r.Series, r.Err)
+		t.Fatalf("StrataPipelinePlanInvalid not firing: %v", r)
 	}
 	for _, s := range r.Series {
 		if s.Labels["pipeline"] != bad.Name || s.Labels["namespace"] != bad.Namespace {
@@ -217,7 +217,7 @@ func reconcileErrors(t *testing.T, ctx context.Context, l *Lab) {
 	cut0 := time.Now()
 	r, ok := l.WaitAlert(ctx, "StrataOperatorReconcileErrors", "firing", 2*time.Minute)
 	if !ok {
-		t.Fatalf("StrataOperatorReconcileErrors not firing: %v %v", r.Series, r.Err)
+		t.Fatalf("StrataOperatorReconcileErrors not firing: %v", r)
 	}
 	t.Logf("StrataOperatorReconcileErrors firing for %v %s after the Kafka was deleted", r.Series[0].Labels["controller"], time.Since(cut0).Round(time.Second))
 }
@@ -242,7 +242,7 @@ func overloaded(t *testing.T, ctx context.Context, l *Lab) {
 	for _, alert := range []string{"StrataPipelineBottleneck", "StrataAutoscalerAtMaximum"} {
 		r, ok := l.WaitAlert(ctx, alert, "firing", 2*time.Minute)
 		if !ok {
-			t.Errorf("%s not firing: %v %v", alert, r.Series, r.Err)
+			t.Errorf("%s not firing: %v", alert, r)
 			continue
 		}
 		for _, s := range r.Series {

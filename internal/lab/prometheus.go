@@ -77,6 +77,9 @@ func targetsFile(dir string, i int) string {
 type Result struct {
 	Series []Sample
 	Err    error // the query's error (bad_data, execution), nil when it ran
+	// Wait is what WaitFor saw before this answer (nil for Query's), so that a failure message
+	// printing the Result says how long it waited and what the query answered meanwhile.
+	Wait *Wait
 }
 
 // Sample is one series of an instant vector (or a scalar, without labels).
@@ -135,21 +138,5 @@ func (p *Prometheus) Query(ctx context.Context, q string) Result {
 		return Result{Series: []Sample{{Value: f}}}
 	default:
 		return Result{Err: fmt.Errorf("result type %s", body.Data.ResultType)}
-	}
-}
-
-// WaitFor polls q every second until ok accepts its result or timeout passes; it returns the
-// last result and whether ok accepted it.
-func (p *Prometheus) WaitFor(ctx context.Context, q string, timeout time.Duration, ok func(Result) bool) (Result, bool) {
-	deadline := time.Now().Add(timeout)
-	for {
-		r := p.Query(ctx, q)
-		if ok(r) {
-			return r, true
-		}
-		if time.Now().After(deadline) {
-			return r, false
-		}
-		time.Sleep(time.Second)
 	}
 }

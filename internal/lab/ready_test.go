@@ -55,7 +55,7 @@ func metricsUnavailable(t *testing.T, ctx context.Context, l *Lab) {
 	if r, ok := l.Prometheus.WaitFor(ctx, ready, 2*time.Minute, func(r Result) bool { return len(r.Series) == 1 }); !ok {
 		var got v1alpha1.AnalyticsPipeline
 		_ = l.Operator.Client.Get(ctx, client.ObjectKeyFromObject(p), &got)
-		t.Fatalf("%s: %v %v; the pipeline's conditions: %v", ready, r.Series, r.Err, conditionSummary(got.Status.Conditions))
+		t.Fatalf("%s: %v; the pipeline's conditions: %v", ready, r, conditionSummary(got.Status.Conditions))
 	}
 	began := time.Now()
 	const alert = "StrataPipelineMetricsUnavailable"
@@ -68,7 +68,7 @@ func metricsUnavailable(t *testing.T, ctx context.Context, l *Lab) {
 	q := fmt.Sprintf(`ALERTS{alertname=%q, alertstate="firing", namespace=%q, pipeline=%q}`, alert, p.Namespace, p.Name)
 	r, ok := l.Prometheus.WaitFor(ctx, q, 2*time.Minute, func(r Result) bool { return len(r.Series) >= len(missing) })
 	if !ok {
-		t.Fatalf("%s: %v %v, want it firing for %v", q, r.Series, r.Err, missing)
+		t.Fatalf("%s: %v, want it firing for %v", q, r, missing)
 	}
 	var got []string
 	for _, s := range r.Series {

@@ -20,7 +20,7 @@ import (
 // cluster (endpoints, credentials, image and volume paths, the UI port), and leaves nothing that
 // names it.
 func TestLocalConfChangesOnlyTheClusterNames(t *testing.T) {
-	p, err := Pipeline(Options{Brokers: 3, ReplicationFactor: 3, MessagesPerSecond: labRecords, MessageBytes: labRecordBytes, ScrapeInterval: 10 * time.Second})
+	p, err := Pipeline(labOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestSubmitArgsAsTheSparkOperator(t *testing.T) {
 // The lab's executors are the SparkApplication's: as many, with its cores and heap, and its
 // driver's and executors' sizes and Java options reach spark-submit as the operator passes them.
 func TestLocalClusterRunsTheSparkApplicationsExecutors(t *testing.T) {
-	p, err := Pipeline(Options{Brokers: 3, ReplicationFactor: 3, MessagesPerSecond: labRecords, MessageBytes: labRecordBytes, ScrapeInterval: 10 * time.Second})
+	p, err := Pipeline(labOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,9 +171,9 @@ func sparkJob(t *testing.T, ctx context.Context, l *Lab) {
 	prom := l.Prometheus
 	driver := l.Job.Pod
 	up := fmt.Sprintf(`up{pod=%q}`, driver.Name)
-	r := prom.Query(ctx, up)
-	if r.Err != nil || len(r.Series) != 1 || r.Series[0].Value != 1 {
-		t.Fatalf("%s: %v %v, want the driver up", up, r.Series, r.Err)
+	r, ok := prom.WaitFor(ctx, up, time.Minute, func(r Result) bool { return len(r.Series) == 1 && r.Series[0].Value == 1 })
+	if !ok {
+		t.Fatalf("%s: %v, want the driver up", up, r)
 	}
 	for k, v := range map[string]string{"job": MonitorNamespace + "/strata-spark-drivers", "namespace": PipelineNamespace,
 		"container": desired.SparkDriverContainer, "endpoint": "spark-ui"} {
@@ -183,17 +183,21 @@ func sparkJob(t *testing.T, ctx context.Context, l *Lab) {
 	}
 	// The SparkApplication's executors, each a JVM of its own: their metrics come through the
 	// driver under their executor IDs and join the pipeline as the alerts join them
-	// (internal/alerts/promql.go, Scope.spark, which leaves the driver out).
+	// (internal/alerts/promql.go, Scope.spark, which leaves the driver out). Each has completed
+	// tasks once the job has run a micro-batch with a task on it: TestLab waited for the job to
+	// catch up, a scrape more shows them.
 	pl := l.Pipeline.Status.Plan
 	if got := len(l.Job.Executors()); got != int(pl.Executors) {
 		t.Errorf("%d executor JVMs run, want the plan's %d", got, pl.Executors)
 	}
 	join := fmt.Sprintf(`count by (namespace, pipeline) ((label_replace(metrics_executor_completedTasks_total{executor_id!="driver"} > 0, "spark_application", "$1", "application_name", "(.+)"))`+
 		` * on (namespace, spark_application) group_left (pipeline) strata_pipeline_info{namespace=%q, pipeline=%q})`, PipelineNamespace, l.Pipeline.Name)
-	if r := prom.Query(ctx, join); r.Err != nil || len(r.Series) != 1 || r.Series[0].Value != float64(pl.Executors) {
-		names := prom.Query(ctx, `count by (application_name, executor_id) (metrics_executor_completedTasks_total)`)
-		t.Errorf("%s: %v %v, want the %d executors' completed tasks joined to the pipeline (the series: %v)",
-			join, r.Series, r.Err, pl.Executors, names.Series)
+	if r, ok := prom.WaitFor(ctx, join, 2*time.Minute, func(r Result) bool {
+		return r.Err == nil && len(r.Series) == 1 && r.Series[0].Value == float64(pl.Executors)
+	}); !ok {
+		names := prom.Query(ctx, `max by (application_name, executor_id) (metrics_executor_completedTasks_total)`)
+		t.Errorf("%s: %v, want the %d executors' completed tasks joined to the pipeline (completed tasks by executor: %v)",
+			join, r, pl.Executors, names)
 	}
 	if l.CAdvisor == nil {
 		t.Log("not root: the executors' container series (cAdvisor) are not checked")
@@ -202,8 +206,8 @@ func sparkJob(t *testing.T, ctx context.Context, l *Lab) {
 		// the SparkApplication and so to the pipeline.
 		cache := fmt.Sprintf(`count by (namespace, pipeline) (label_replace(container_memory_cache{container=%q, pod=~".+-exec-[0-9]+"}, "spark_application", "$1", "pod", "(.+?)(?:-[0-9a-f]{10,16})?-exec-[0-9]+")`+
 			` * on (namespace, spark_application) group_left (pipeline) strata_pipeline_info{namespace=%q, pipeline=%q})`, desired.SparkExecutorContainer, PipelineNamespace, l.Pipeline.Name)
-		if r, ok := prom.WaitFor(ctx, cache, time.Minute, func(r Result) bool { return len(r.Series) == 1 && r.Series[0].Value == float64(pl.Executors) }); !ok {
-			t.Errorf("%s: %v %v, want the %d executor pods' page cache joined to the pipeline", cache, r.Series, r.Err, pl.Executors)
+		if r, ok := prom.WaitFor(ctx, cache, 2*time.Minute, func(r Result) bool { return len(r.Series) == 1 && r.Series[0].Value == float64(pl.Executors) }); !ok {
+			t.Errorf("%s: %v, want the %d executor pods' page cache joined to the pipeline", cache, r, pl.Executors)
 		}
 		if err := l.Job.watch.failed(); err != nil {
 			t.Errorf("putting the executors into cgroups: %v", err)
@@ -212,8 +216,9 @@ func sparkJob(t *testing.T, ctx context.Context, l *Lab) {
 	count, err := searchCount(l.Search.URL + "/" + desired.ElasticsearchIndex(l.Pipeline) + "/_count")
 	if err != nil || count == 0 {
 		t.Errorf("documents in the job's index: %d %v, want the topic's records", count, err)
+	} else {
+		t.Logf("the job indexed %d documents", count)
 	}
-	t.Logf("the job indexed %d documents", count)
 }
 
 // searchCount is the count a _count request answers.
