@@ -10,6 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/prometheus/common/model"
+
+	"github.com/strata-dev/strata/internal/alerts"
 	"github.com/strata-dev/strata/internal/autoscale"
 	"github.com/strata-dev/strata/internal/desired"
 )
@@ -129,6 +132,19 @@ func TestLab(t *testing.T) {
 	t.Run("every generated query", func(t *testing.T) { checkQueries(t, ctx, l) })
 
 	t.Run("healthy lab: alerts silent", func(t *testing.T) {
+		// The lab shortens every alert's for: to seconds (ShortenFor), so an alert shows its
+		// condition as soon as it holds. StrataSparkProcessingBelowIngest compares the 5-minute
+		// rates of the job's commits and of the topic: while the group's offsets span seconds
+		// (the job has just caught up), that rate is a batch or two over a scrape interval and
+		// dips under 90 % at random (pending, on a loaded machine). A healthy job is one whose
+		// commits fill the alerts' rate window, as they do for the 15 minutes of the alert's
+		// real for:; wait for that, then check.
+		full := fmt.Sprintf(`min(count_over_time(kafka_consumergroup_current_offset{consumergroup=%q}[%s])) >= %d`,
+			desired.ConsumerGroup(l.Pipeline), alerts.Window, l.windowSamples(t))
+		if r, ok := prom.WaitFor(ctx, full, 8*time.Minute, func(r Result) bool { return len(r.Series) == 1 }); !ok {
+			t.Fatalf("%s: %v, want a full rate window of the job's commits", full, r)
+		}
+		t.Logf("the job's commits fill a rate window %s after the lab began", time.Since(began).Round(time.Second))
 		r := prom.Query(ctx, `ALERTS`)
 		if r.Err != nil {
 			t.Fatal(r.Err)
@@ -206,6 +222,16 @@ func (l *Lab) targets() int {
 
 func (l *Lab) scrapeInterval() time.Duration {
 	return time.Duration(l.Pipeline.Spec.Autoscaling.IntervalSeconds) * time.Second
+}
+
+// windowSamples is how many samples a series holds once it spans the alerts' rate window
+// (alerts.Window), one fewer for where the window's edges fall between scrapes.
+func (l *Lab) windowSamples(t testing.TB) int {
+	w, err := model.ParseDuration(alerts.Window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(time.Duration(w)/l.scrapeInterval()) - 1
 }
 
 type row struct {

@@ -33,7 +33,7 @@ func TestLinkSaturated(t *testing.T) {
 			// The alert's rates span alerts.Window (5 minutes): judge the links once that window
 			// holds only the loaded link, a window of samples after the first ones.
 			full := fmt.Sprintf(`count_over_time(container_network_transmit_bytes_total{pod=~".+-broker-[0-9]+"}[%s]) >= %d`,
-				alerts.Window, int(5*time.Minute/l.scrapeInterval())-1)
+				alerts.Window, l.windowSamples(t))
 			if r, ok := l.Prometheus.WaitFor(ctx, full, 8*time.Minute, func(r Result) bool { return len(r.Series) == n }); !ok {
 				t.Fatalf("%s: %v, want a full rate window of cAdvisor's samples for each broker", full, r)
 			}
