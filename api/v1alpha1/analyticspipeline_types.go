@@ -470,6 +470,7 @@ type AnalyticsPipelineStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=apl,categories=strata
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 23",message="metadata.name must be at most 23 characters: Strimzi names broker pods <name>-<name>-broker-<id>, which must fit a 63-character hostname"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) > 23 || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter): the Spark operator refuses a SparkApplication named otherwise, and Strimzi and ECK name Services after the pipeline"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Brokers",type=integer,JSONPath=`.status.plan.brokers`
 // +kubebuilder:printcolumn:name="Executors",type=integer,JSONPath=`.status.plan.executors`

@@ -42,6 +42,26 @@ const (
 	MaxAutoPartitions = 10000
 )
 
+// A pipeline's name is the stem of its children's names, and three of the operators that
+// receive them are stricter than the API server is with a custom resource's name (a DNS
+// subdomain, so dots and a leading digit pass):
+//   - the Spark operator's webhook refuses a SparkApplication whose name is not a DNS-1035 label
+//     (kubeflow/spark-operator v2.5.2, internal/webhook/sparkapplication_validator.go,
+//     validateNameLength and its IsDNS1035Label check), and Spark names the driver's Service
+//     after it;
+//   - Strimzi and ECK name Services after the Kafka and the Elasticsearch (<name>-kafka-bootstrap,
+//     <name>-es-http), and a Service's name must be a DNS-1035 label (k8s.io/apimachinery
+//     pkg/api/validation ValidateServiceName);
+//   - Strimzi names a broker pod <kafka>-<pool>-<id> and its hostname must fit 63 characters:
+//     with the Kafka and the pool named after the pipeline, MaxNameLength.
+const (
+	// NamePattern is a DNS-1035 label: lowercase letters, digits and '-', starting with a letter
+	// and ending with a letter or a digit.
+	NamePattern = `^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// MaxNameLength is the longest pipeline name.
+	MaxNameLength = 23
+)
+
 // KafkaVersions are the Kafka versions Strimzi 1.2.0 supports: the entries with
 // `supported: true` in strimzi/strimzi-kafka-operator, tag 1.2.0, kafka-versions.yaml. The
 // enum on spec.kafka.version repeats them (bounds_test.go checks).

@@ -1,14 +1,17 @@
 package v1alpha1_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/distribution/reference"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
@@ -106,5 +109,28 @@ func TestEveryQuantityBounded(t *testing.T) {
 	}
 	if fields < 10 || rules < 12 {
 		t.Errorf("found %d quantity fields and %d rules parsing quantities, want the 10 fields and 12 rules of the two specs", fields, rules)
+	}
+}
+
+// The name rules of the CRD are NamePattern and MaxNameLength, and NamePattern is what
+// apimachinery's IsDNS1035Label accepts (the check the Spark operator's webhook and Service
+// names make).
+func TestNameRulesAreTheBounds(t *testing.T) {
+	var rules []string
+	for _, r := range crdSchema(t, "strata.dev_analyticspipelines.yaml").XValidations {
+		rules = append(rules, r.Rule)
+	}
+	all := strings.Join(rules, "\n")
+	for _, want := range []string{fmt.Sprintf("size(self.metadata.name) <= %d", v1alpha1.MaxNameLength),
+		fmt.Sprintf("self.metadata.name.matches('%s')", v1alpha1.NamePattern)} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no rule %s among the pipeline's rules:\n%s", want, all)
+		}
+	}
+	re := regexp.MustCompile(v1alpha1.NamePattern)
+	for _, name := range []string{"sensors", "a", "s-1", "sen.sors", "1sensors", "sensors-", "Sensors", "-s", "s_1", ""} {
+		if got, want := re.MatchString(name), len(validation.IsDNS1035Label(name)) == 0; got != want {
+			t.Errorf("NamePattern matches %q: %t, IsDNS1035Label: %t", name, got, want)
+		}
 	}
 }

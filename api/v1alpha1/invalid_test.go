@@ -68,6 +68,10 @@ var invalidInputs = []invalid{
 	{"unknown reclaim policy", "AnalyticsPipeline", map[string]any{"spec.volumeReclaimPolicy": "Keep"}, "spec.volumeReclaimPolicy"},
 	{"misspelt field", "AnalyticsPipeline", map[string]any{"spec.kafka.brokerz": int64(3)}, `unknown field "spec.kafka.brokerz"`},
 	{"name too long", "AnalyticsPipeline", map[string]any{"metadata.name": strings.Repeat("a", 24)}, "metadata.name must be at most 23 characters"},
+	// Issue 29: the API server accepts a DNS subdomain; the Spark operator's webhook, Strimzi's
+	// and ECK's Services need a DNS-1035 label.
+	{"name with a dot", "AnalyticsPipeline", map[string]any{"metadata.name": "sen.sors"}, "metadata.name must be a DNS-1035 label"},
+	{"name with a leading digit", "AnalyticsPipeline", map[string]any{"metadata.name": "1sensors"}, "metadata.name must be a DNS-1035 label"},
 	{"unknown medium", "StorageTier", map[string]any{"spec.medium": "Tape"}, "spec.medium"},
 	{"empty class", "StorageTier", map[string]any{"spec.storageClassName": ""}, "spec.storageClassName"},
 	{"zero read bandwidth", "StorageTier", map[string]any{"spec.readBytesPerSecond": "0"}, "spec.readBytesPerSecond"},

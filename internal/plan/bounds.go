@@ -39,6 +39,24 @@ func checkVolume(field string, q resource.Quantity) error {
 	return nil
 }
 
+// checkName refuses a pipeline name the upstream operators would refuse in its children's
+// names (api/v1alpha1/bounds.go, NamePattern): a DNS-1035 label of at most MaxNameLength
+// characters. An empty name passes: a pipeline built in Go for planning alone need not have
+// one, and the API server requires it of every stored one.
+func checkName(name string) error {
+	if name == "" {
+		return nil
+	}
+	if len(name) > v1alpha1.MaxNameLength {
+		return fieldErr("metadata.name", "must be at most %d characters: Strimzi names broker pods <name>-<name>-broker-<id>, which must fit a 63-character hostname; got %q (%d)",
+			v1alpha1.MaxNameLength, name, len(name))
+	}
+	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
+		return fieldErr("metadata.name", "%q must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter): the Spark operator refuses a SparkApplication named otherwise, and Strimzi and ECK name Services after the pipeline", name)
+	}
+	return nil
+}
+
 // validateBounds checks a defaulted spec against the caps of api/v1alpha1/bounds.go.
 func validateBounds(s *v1alpha1.AnalyticsPipelineSpec) error {
 	k, sp := s.Kafka, s.Spark

@@ -33,6 +33,9 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 	if p == nil {
 		return v1alpha1.Plan{}, fieldErr("spec", "no AnalyticsPipeline given")
 	}
+	if err := checkName(p.Name); err != nil {
+		return v1alpha1.Plan{}, err
+	}
 	p = Defaults(p)
 	s := &p.Spec
 	if err := validate(s); err != nil {

@@ -42,6 +42,12 @@ func TestInvalidInput(t *testing.T) {
 		{"spec.network.efficiencyPercent", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
 			p.Spec.Network.EfficiencyPercent = 101
 		}},
+		// Issue 29: names the upstream operators refuse in the children's names (a DNS
+		// subdomain, which the API server accepts for a custom resource, is not a DNS-1035 label).
+		{"metadata.name", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) { p.Name = "sen.sors" }},
+		{"metadata.name", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) { p.Name = "1sensors" }},
+		{"metadata.name", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) { p.Name = "sensors-" }},
+		{"metadata.name", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) { p.Name = strings.Repeat("a", 24) }},
 		// Issue 15: the caps of api/v1alpha1/bounds.go.
 		{"spec.network.linkBitsPerSecond", func(p *v1alpha1.AnalyticsPipeline, _ []v1alpha1.StorageTier) {
 			p.Spec.Network.LinkBitsPerSecond = q("1e30")
