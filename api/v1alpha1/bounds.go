@@ -47,11 +47,11 @@ const (
 // subdomain, so dots and a leading digit pass):
 //   - the Spark operator's webhook refuses a SparkApplication whose name is not a DNS-1035 label
 //     (kubeflow/spark-operator v2.5.2, internal/webhook/sparkapplication_validator.go,
-//     validateNameLength and its IsDNS1035Label check), and Spark names the driver's Service
-//     after it;
+//     validateName: "This prevents failures later when creating related resources like
+//     Services");
 //   - Strimzi and ECK name Services after the Kafka and the Elasticsearch (<name>-kafka-bootstrap,
-//     <name>-es-http), and a Service's name must be a DNS-1035 label (k8s.io/apimachinery
-//     pkg/api/validation ValidateServiceName);
+//     <name>-es-http), and a Service's name must be a DNS-1035 label (k8s.io/kubernetes v1.36.3,
+//     pkg/apis/core/validation/validation.go: ValidateServiceName is NameIsDNS1035Label);
 //   - Strimzi names a broker pod <kafka>-<pool>-<id> and its hostname must fit 63 characters:
 //     with the Kafka and the pool named after the pipeline, MaxNameLength.
 const (
