@@ -84,7 +84,8 @@ func TestLab(t *testing.T) {
 	if r, ok := prom.WaitFor(ctx, `count(up == 1)`, 3*time.Minute, func(r Result) bool {
 		return len(r.Series) == 1 && int(r.Series[0].Value) == l.targets()
 	}); !ok {
-		t.Fatalf("targets up: %v", r)
+		down := prom.Query(ctx, `up == 0`)
+		t.Fatalf("count(up == 1): %v, want all %d targets up (down: %v)", r, l.targets(), down)
 	}
 	queries, err := autoscale.Queries(l.Pipeline)
 	if err != nil {

@@ -138,7 +138,12 @@ func autoscalerReads(t *testing.T, ctx context.Context, l *Lab) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no autoscaler reading of every lab signal two minutes after the lab started: %+v", got.Status.Conditions)
+			var stale []autoscale.Signal
+			if c != nil {
+				stale = missing(c.Message, labSignals)
+			}
+			t.Fatalf("no autoscaler reading of every lab signal within two minutes (Brokers window read: %t; lab signals it names as missing: %v): %v",
+				brokersRead(got.Status.Autoscaling), stale, conditionSummary(got.Status.Conditions))
 		}
 		time.Sleep(time.Second)
 	}

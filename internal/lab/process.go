@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -121,10 +120,12 @@ func freePort(t testing.TB) int {
 
 // waitHTTP waits until url answers 200 to client or the process exits.
 func waitHTTP(client *http.Client, p *process, url string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
+	began := time.Now()
+	deadline := began.Add(timeout)
+	last := "no answer yet"
 	for time.Now().Before(deadline) {
 		if !p.Running() {
-			return fmt.Errorf("%s exited (log %s)", p.name, p.log)
+			return fmt.Errorf("%s exited %s after the wait for %s began (log %s)", p.name, time.Since(began).Round(time.Second), url, p.log)
 		}
 		resp, err := client.Get(url)
 		if err == nil {
@@ -132,8 +133,11 @@ func waitHTTP(client *http.Client, p *process, url string, timeout time.Duration
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
+			last = resp.Status
+		} else {
+			last = err.Error()
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return errors.New(p.name + ": " + url + " did not answer within " + timeout.String())
+	return fmt.Errorf("%s: %s did not answer 200 within %s (last: %s; log %s)", p.name, url, timeout, last, p.log)
 }

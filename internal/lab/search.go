@@ -54,7 +54,7 @@ func StartSearch(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline) *Searc
 	s.proc = start(t, dir, "search", javaCommand(t, "384m", "search", filepath.Join(dir, "search"),
 		desired.ElasticsearchName(p), s.Node, strconv.Itoa(port),
 		strconv.Itoa(s.WriteThreads), strconv.Itoa(s.WriteQueue)))
-	if err := waitHTTP(http.DefaultClient, s.proc, s.URL+"/_cluster/health?wait_for_status=yellow", 2*time.Minute); err != nil {
+	if err := waitHTTP(http.DefaultClient, s.proc, s.URL+"/_cluster/health?wait_for_status=yellow", 3*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	return s
