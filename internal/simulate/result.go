@@ -40,8 +40,8 @@ type ResourceResult struct {
 	StaticPeakReplicaSeconds float64 `json:"staticPeakReplicaSeconds"`
 	// ScaleActions counts scale-ups and scale-downs (held-back ones are not actions).
 	ScaleActions int `json:"scaleActions"`
-	// Reversals counts actions opposite to the resource's previous one, less than the
-	// scale-down stabilisation window after it.
+	// Reversals counts actions opposite to the resource's previous one, less than
+	// ReversalWindow after it.
 	Reversals int `json:"reversals"`
 	// Min and Max are the fewest and most replicas the autoscaler asked for.
 	Min int32 `json:"min"`

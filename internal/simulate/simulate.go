@@ -62,7 +62,6 @@ type sim struct {
 	res    *Result
 
 	interval, rangeSec int
-	stabilization      float64
 
 	applied v1alpha1.Plan // what the operator applies now
 	serving counts        // what carries load now
@@ -96,7 +95,6 @@ type lastAction struct {
 func (s *sim) start() error {
 	s.interval = int(autoscale.Interval(s.p.Spec.Autoscaling) / time.Second)
 	s.rangeSec = 4 * s.interval // the $range of the default queries
-	s.stabilization = float64(s.p.Spec.Autoscaling.ScaleDownStabilizationSeconds)
 	first := s.trace.Points[0]
 	// The pipeline starts sized for the first load (never under what its spec declares).
 	initial, err := planFor(s.p, s.tiers, math.Max(first.MessagesPerSecond, float64(s.p.Spec.Workload.MessagesPerSecond)), first.MessageBytes)
@@ -244,8 +242,14 @@ func (s *sim) decide(now float64, c capacity) error {
 	return nil
 }
 
-// count tallies a scale action and whether it reverses the resource's previous one inside the
-// stabilisation window.
+// ReversalWindow is how soon after an action the opposite one counts as a reversal: half an
+// hour, whatever the pipeline's stabilisation window. Counted only inside that window, a
+// scale-down 9 minutes after a scale-up passed as no reversal under a 5-minute window, while
+// the load it answered had only paused (issue 28).
+const ReversalWindow = 30 * time.Minute
+
+// count tallies a scale action and whether it reverses the resource's previous one, less than
+// ReversalWindow before.
 func (s *sim) count(now float64, ch v1alpha1.AutoscalingDecision) {
 	r := s.res.resource(ch.Resource)
 	if r == nil || (ch.Action != v1alpha1.ActionScaleUp && ch.Action != v1alpha1.ActionScaleDown) {
@@ -254,7 +258,7 @@ func (s *sim) count(now float64, ch v1alpha1.AutoscalingDecision) {
 	i := map[string]int{v1alpha1.ResourceBrokers: 0, v1alpha1.ResourceExecutors: 1, v1alpha1.ResourceElasticsearchDataNodes: 2}[ch.Resource]
 	up := ch.Action == v1alpha1.ActionScaleUp
 	r.ScaleActions++
-	if l := s.last[i]; l.seen && l.up != up && now-l.at < s.stabilization {
+	if l := s.last[i]; l.seen && l.up != up && now-l.at < ReversalWindow.Seconds() {
 		r.Reversals++
 	}
 	s.last[i] = lastAction{up: up, at: now, seen: true}

@@ -187,3 +187,35 @@ func hasDecision(r *Result, resource, action string) bool {
 	}
 	return false
 }
+
+// A reversal is an action opposite to the resource's previous one less than ReversalWindow
+// after it, whatever the pipeline's stabilisation window: the step-up trace's executors went
+// down 9 minutes after going up, which a 5-minute window did not count.
+func TestReversalsWithinHalfAnHour(t *testing.T) {
+	act := func(resource, action string) v1alpha1.AutoscalingDecision {
+		return v1alpha1.AutoscalingDecision{Resource: resource, Action: action}
+	}
+	up, down := v1alpha1.ActionScaleUp, v1alpha1.ActionScaleDown
+	for _, c := range []struct {
+		name    string
+		actions []string
+		at      []float64 // seconds
+		want    int
+	}{
+		{"down 9 minutes after up", []string{up, down}, []float64{0, 540}, 1},
+		{"up 29 minutes after down", []string{down, up}, []float64{0, 1740}, 1},
+		{"down 31 minutes after up", []string{up, down}, []float64{0, 1860}, 0},
+		{"two ups", []string{up, up}, []float64{0, 60}, 0},
+		{"up, down, up", []string{up, down, up}, []float64{0, 600, 1200}, 2},
+	} {
+		s := &sim{res: &Result{}}
+		for i, a := range c.actions {
+			s.count(c.at[i], act(v1alpha1.ResourceExecutors, a))
+		}
+		// A held-back decision is no action.
+		s.count(c.at[len(c.at)-1]+1, act(v1alpha1.ResourceExecutors, v1alpha1.ActionBlocked))
+		if got := s.res.Resources.Executors; got.Reversals != c.want || got.ScaleActions != len(c.actions) {
+			t.Errorf("%s: %d reversals in %d actions, want %d in %d", c.name, got.Reversals, got.ScaleActions, c.want, len(c.actions))
+		}
+	}
+}
