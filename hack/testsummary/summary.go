@@ -181,6 +181,14 @@ func (r *report) relative(pkg, file string) string {
 	return path.Join(dir, file)
 }
 
+// dir names a package by its directory in the repository ("." for the module's root).
+func (r *report) dir(pkg string) string {
+	if d := r.relative(pkg, ""); d != "" {
+		return d
+	}
+	return "."
+}
+
 // line is the one-line summary of a failed test: FAIL, the package's directory, the test, its
 // time, and where it failed with the message's first line (cut to keep it one line).
 func (r *report) line(t *test) string {
@@ -194,7 +202,7 @@ func (r *report) line(t *test) string {
 	} else {
 		where = "(no file:line in its output: see its log above)"
 	}
-	return fmt.Sprintf("FAIL %s %s (%s) %s", r.relative(t.pkg, ""), t.name, t.elapsed.Round(time.Second), where)
+	return fmt.Sprintf("FAIL %s %s (%s) %s", r.dir(t.pkg), t.name, t.elapsed.Round(time.Second), where)
 }
 
 // Summary writes, once the stream has ended: the failed tests, one line each; then their whole
@@ -219,20 +227,20 @@ func (r *report) Summary(w io.Writer) bool {
 			fmt.Fprintln(w, r.line(t))
 		}
 		for _, p := range pkgs {
-			fmt.Fprintf(w, "FAIL %s (outside any test: a build error, a panic or a timeout; its output is above)\n", r.relative(p, ""))
+			fmt.Fprintf(w, "FAIL %s (outside any test: a build error, a panic or a timeout)\n", r.dir(p))
 		}
 	}
 	fmt.Fprintln(w, "\n=== failed tests")
 	list()
 	fmt.Fprintln(w, "\n=== their output")
 	for _, t := range fails {
-		fmt.Fprintf(w, "--- %s %s\n", r.relative(t.pkg, ""), t.name)
+		fmt.Fprintf(w, "--- %s %s\n", r.dir(t.pkg), t.name)
 		for _, o := range t.output {
 			fmt.Fprint(w, o)
 		}
 	}
 	for _, p := range pkgs {
-		fmt.Fprintf(w, "--- %s (outside any test)\n", r.relative(p, ""))
+		fmt.Fprintf(w, "--- %s (outside any test)\n", r.dir(p))
 		out := r.pkgOutput[p]
 		if len(out) > 200 {
 			fmt.Fprintf(w, "[%d earlier lines left out]\n", len(out)-200)
