@@ -137,26 +137,41 @@ func TestLab(t *testing.T) {
 		// condition as soon as it holds. StrataSparkProcessingBelowIngest compares the 5-minute
 		// rates of the job's commits and of the topic: while the group's offsets span seconds
 		// (the job has just caught up), that rate is a batch or two over a scrape interval and
-		// dips under 90 % at random (pending, on a loaded machine). A healthy job is one whose
-		// commits fill the alerts' rate window, as they do for the 15 minutes of the alert's
-		// real for:; wait for that, then check.
-		full := fmt.Sprintf(`min(count_over_time(kafka_consumergroup_current_offset{consumergroup=%q}[%s])) >= %d`,
-			desired.ConsumerGroup(l.Pipeline), alerts.Window, l.windowSamples(t))
-		if r, ok := prom.WaitFor(ctx, full, 8*time.Minute, func(r Result) bool { return len(r.Series) == 1 }); !ok {
-			t.Fatalf("%s: %v, want a full rate window of the job's commits", full, r)
-		}
-		t.Logf("the job's commits fill a rate window %s after the lab began", time.Since(began).Round(time.Second))
-		r := prom.Query(ctx, `ALERTS`)
-		if r.Err != nil {
-			t.Fatal(r.Err)
-		}
-		for _, s := range r.Series {
-			name := s.Labels["alertname"]
-			if _, ok := silentExpected[name]; !ok {
-				t.Errorf("alert %s is %s in a healthy lab: %v", name, s.Labels["alertstate"], s.Labels)
-			} else {
-				t.Logf("alert %s is %s, as expected (%s): %v", name, s.Labels["alertstate"], silentExpected[name], s.Labels)
+		// dips under 90 % at random (pending beside a CPU hog). A healthy job is one whose
+		// commits fill the alerts' rate window, as they do long before the alert's real for: of
+		// 15 minutes has passed: when an alert is pending or firing before that, wait for it and
+		// look again. Whatever is pending or firing then is a failure.
+		unexpected := func() []Sample {
+			r := prom.Query(ctx, `ALERTS`)
+			if r.Err != nil {
+				t.Fatal(r.Err)
 			}
+			var out []Sample
+			for _, s := range r.Series {
+				if why, ok := silentExpected[s.Labels["alertname"]]; ok {
+					t.Logf("alert %s is %s, as expected (%s): %v", s.Labels["alertname"], s.Labels["alertstate"], why, s.Labels)
+				} else {
+					out = append(out, s)
+				}
+			}
+			return out
+		}
+		alerting := unexpected()
+		if len(alerting) > 0 {
+			full := fmt.Sprintf(`min(count_over_time(kafka_consumergroup_current_offset{consumergroup=%q}[%s])) >= %d`,
+				desired.ConsumerGroup(l.Pipeline), alerts.Window, l.windowSamples(t))
+			r, ok := prom.WaitFor(ctx, full, 8*time.Minute, func(r Result) bool { return len(r.Series) == 1 })
+			if !ok {
+				t.Fatalf("%s: %v, want a full rate window of the job's commits", full, r)
+			}
+			if r.Wait.Polls > 1 {
+				t.Logf("%d alerts pending or firing %s after the lab began, while the job's commits filled less than a rate window: waited %s for a full one",
+					len(alerting), time.Since(began).Round(time.Second), r.Wait.For.Round(time.Second))
+				alerting = unexpected()
+			}
+		}
+		for _, s := range alerting {
+			t.Errorf("alert %s is %s in a healthy lab: %v", s.Labels["alertname"], s.Labels["alertstate"], s.Labels)
 		}
 		urp, _ := prom.WaitFor(ctx, queries[autoscale.UnderReplicatedPartitions], time.Minute,
 			func(r Result) bool { return r.Err != nil || len(r.Series) > 0 })
