@@ -95,7 +95,7 @@ type Lab struct {
 //     measured about 4,800 records/s per core for records of 9 kB, docs/ingest-job.md), so
 //     the plan needs no more than the minimum, even at the catch-up rate;
 //   - a budget of 3 GiB, split as the API example splits its 16 GiB (half off-heap, a quarter
-//     for the page cache): a heap of 960 MiB, starting at the minimum heap.
+//     for the page cache): a heap of 960 MiB (-Xmx960M, -Xms480m as the plan sets them).
 const (
 	labExecutors          = 2
 	labExecutorCores      = 1
