@@ -3,10 +3,11 @@ package lab
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/common/model"
 )
 
 // Wait is the record of a bounded wait on a query: how long it waited, how often it asked, and
@@ -90,16 +91,11 @@ func (r Result) String() string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			keys := make([]string, 0, len(s.Labels))
-			for k := range s.Labels {
-				keys = append(keys, k)
+			labels := make(model.LabelSet, len(s.Labels))
+			for k, v := range s.Labels {
+				labels[model.LabelName(k)] = model.LabelValue(v)
 			}
-			sort.Strings(keys)
-			pairs := make([]string, len(keys))
-			for j, k := range keys {
-				pairs[j] = k + "=" + strconv.Quote(s.Labels[k])
-			}
-			fmt.Fprintf(&b, "{%s} %s", strings.Join(pairs, ", "), strconv.FormatFloat(s.Value, 'g', 6, 64))
+			fmt.Fprintf(&b, "%s %s", labels, strconv.FormatFloat(s.Value, 'g', 6, 64))
 		}
 	}
 	if r.Wait != nil {
