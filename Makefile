@@ -103,7 +103,7 @@ bench: ## Run the benchmarks: the planner's, and N pipelines against a real cont
 
 .PHONY: simulate-bench
 simulate-bench: ## Replay the sample traces through the autoscaler and print each table against its targets (docs/simulate.md).
-	$(GO) test -run '^$$' -bench SampleTraces -benchtime 1x -v ./internal/simulate/ | grep -v '^\s*$$'
+	$(GO) test -run '^$$' -bench Targets -benchtime 1x -v ./internal/simulate/ | grep -v '^\s*$$'
 
 .PHONY: traces
 traces: ## Regenerate the sample load traces in config/samples/traces.

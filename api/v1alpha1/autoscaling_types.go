@@ -48,6 +48,35 @@ type AutoscalingSpec struct {
 	// +kubebuilder:default=120
 	// +optional
 	CooldownSeconds *int32 `json:"cooldownSeconds,omitempty"`
+	// scaleDownDelayAfterScaleUpSeconds is how long after scaling a resource up the autoscaler
+	// scales it down at the earliest, whatever the stabilisation window (the cluster
+	// autoscaler's scale-down-delay-after-add): a load that asked for capacity and then paused
+	// would otherwise have it taken away and asked back, resubmitting the Spark job or moving
+	// Kafka partitions twice.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	// +kubebuilder:default=1800
+	// +optional
+	ScaleDownDelayAfterScaleUpSeconds *int32 `json:"scaleDownDelayAfterScaleUpSeconds,omitempty"`
+	// catchUpSeconds is how soon a consumer lag must be drained: the autoscaler sizes the
+	// executors and data nodes to carry the ingest within the target utilization and, at full
+	// capacity, the ingest plus lag ÷ catchUpSeconds (docs/autoscaling.md).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	// +kubebuilder:default=600
+	// +optional
+	CatchUpSeconds int32 `json:"catchUpSeconds,omitempty"`
+	// saturatedScaleUpPercent is how far a saturated stage is scaled up in one step when its
+	// demand cannot be measured, in percent of what it carries now: a saturated link shows only
+	// what it carries, so the demand behind it is taken to be this share of it until the stage
+	// is no longer saturated, and then the measured need holds (200 doubles it, as the HPA's
+	// default scale-up policy and TCP's slow start do). It must be over 100: a factor of 1 or
+	// less would never relieve the stage.
+	// +kubebuilder:validation:Minimum=101
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:default=200
+	// +optional
+	SaturatedScaleUpPercent int32 `json:"saturatedScaleUpPercent,omitempty"`
 	// queries overrides the PromQL the autoscaler reads each signal with. Empty fields keep the
 	// defaults, written for kube-prometheus-stack (cAdvisor), Strimzi's JMX and Kafka exporters
 	// and the Elasticsearch exporter. A query may use the placeholders $namespace, $pipeline,
@@ -211,6 +240,10 @@ type AutoscalingWindow struct {
 	// lastChange is when the autoscaler last changed the resource (the start of its cool-down).
 	// +optional
 	LastChange *metav1.Time `json:"lastChange,omitempty"`
+	// lastScaleUp is when the autoscaler last scaled the resource up: no scale-down follows
+	// within spec.autoscaling.scaleDownDelayAfterScaleUpSeconds of it.
+	// +optional
+	LastScaleUp *metav1.Time `json:"lastScaleUp,omitempty"`
 	// samples are the recommendations from the oldest still needed to the latest; each holds
 	// from its time until the next one's.
 	// +optional

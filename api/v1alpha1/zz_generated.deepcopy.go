@@ -196,6 +196,11 @@ func (in *AutoscalingSpec) DeepCopyInto(out *AutoscalingSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.ScaleDownDelayAfterScaleUpSeconds != nil {
+		in, out := &in.ScaleDownDelayAfterScaleUpSeconds, &out.ScaleDownDelayAfterScaleUpSeconds
+		*out = new(int32)
+		**out = **in
+	}
 	if in.Queries != nil {
 		in, out := &in.Queries, &out.Queries
 		*out = new(AutoscalingQueries)
@@ -259,6 +264,10 @@ func (in *AutoscalingWindow) DeepCopyInto(out *AutoscalingWindow) {
 	}
 	if in.LastChange != nil {
 		in, out := &in.LastChange, &out.LastChange
+		*out = (*in).DeepCopy()
+	}
+	if in.LastScaleUp != nil {
+		in, out := &in.LastScaleUp, &out.LastScaleUp
 		*out = (*in).DeepCopy()
 	}
 	if in.Samples != nil {

@@ -23,13 +23,14 @@ const (
 	refineFactor    = 4
 )
 
-// executorReading: executors needed to process the ingest plus drain the lag within the drain
-// time, within the target utilization, at the (refined) per-executor rate. It also returns
-// that rate.
+// executorReading: executors needed to process the demand within the target utilization and,
+// at full capacity, the demand plus the lag's drain within the catch-up time (demand.go), at the
+// (refined) per-executor rate. It also returns that rate.
 //
-// A scale-down needs the lag drained (less than one interval's ingest): executors are not
-// removed while they are catching up.
-func (r *recommender) executorReading(cur State) (reading, int64, bool) {
+// A scale-down needs the lag drained (less than one interval's ingest) and the demand measured
+// (Kafka's intake not saturated, no brokers joining): executors are not removed while they are
+// catching up, nor on a rate Kafka caps.
+func (r *recommender) executorReading(cur State, d demand) (reading, int64, bool) {
 	ingest, ok1 := r.value(IngestRate)
 	processed, ok2 := r.value(ProcessingRate)
 	lag, ok3 := r.value(ConsumerLag)
@@ -42,23 +43,25 @@ func (r *recommender) executorReading(cur State) (reading, int64, bool) {
 	saturated := trend > math.Max(1, 0.01*ingest) && lag > ingest*interval
 	c := r.refine(cur, processed, saturated)
 
-	need := ingest + lag/r.drainSeconds()
 	t := r.pol.TargetUtilizationPercent
 	rd := reading{
-		up:         catchUp(ingest, need, float64(c), t),
+		up:         catchUp(d.rate, d.rate+d.drain, float64(c), t),
 		upReason:   "LagGrowing",
 		downReason: "Overprovisioned",
 	}
-	if !saturated {
+	switch {
+	case d.capped:
+		rd.upReason = "IntakeSaturated"
+	case !saturated:
 		rd.upReason = "IngestAboveCapacity"
 	}
-	if lag <= ingest*interval {
-		rd.down = countFor(ingest, float64(c)*float64(t-margin(t))/100)
+	if lag <= ingest*interval && !r.held {
+		rd.down = countFor(d.rate, float64(c)*float64(t-margin(t))/100)
 	} else {
 		rd.down = max(rd.up, cur.Executors)
 	}
-	rd.what = fmt.Sprintf("ingest %.0f msgs/s, processed %.0f msgs/s, lag %.0f records (%+.0f/s); "+
-		"at %d%% of %d msgs/s per executor that takes %d executors", ingest, processed, lag, trend, t, c, rd.up)
+	rd.what = fmt.Sprintf("%s; processed %.0f msgs/s, lag %+.0f/s; at %d%% of %d msgs/s per executor that takes %d executors",
+		d.describe(), processed, trend, t, c, rd.up)
 	return rd, c, true
 }
 
@@ -109,12 +112,6 @@ func (r *recommender) indexingSaturated(cur State) bool {
 // saturatedShare is the share of a stage's capacity above which its measured rate is taken for
 // its limit rather than for the demand on it.
 const saturatedShare = 0.95
-
-// drainSeconds is the time the autoscaler gives a lag to drain: the stabilisation window, at
-// least four intervals.
-func (r *recommender) drainSeconds() float64 {
-	return math.Max(r.pol.Stabilization.Seconds(), 4*r.pol.Interval.Seconds())
-}
 
 // catchUp is how many units of capacity `each` carry the ingest within the target utilization
 // and the ingest plus the lag's drain (need) at full capacity: the headroom the target keeps is

@@ -7,8 +7,18 @@ import (
 	"github.com/strata-dev/strata/internal/plan"
 )
 
-// DefaultCooldown is spec.autoscaling.cooldownSeconds when unset.
-const DefaultCooldown = 120 * time.Second
+// The spec's defaults, for pipelines that were not defaulted by the API server (`strata
+// simulate` reads files; tests build specs).
+const (
+	// DefaultCooldown is spec.autoscaling.cooldownSeconds when unset.
+	DefaultCooldown = 120 * time.Second
+	// DefaultScaleDownDelay is spec.autoscaling.scaleDownDelayAfterScaleUpSeconds when unset.
+	DefaultScaleDownDelay = 30 * time.Minute
+	// DefaultCatchUp is spec.autoscaling.catchUpSeconds when unset.
+	DefaultCatchUp = 600 * time.Second
+	// DefaultSaturatedScaleUpPercent is spec.autoscaling.saturatedScaleUpPercent when unset.
+	DefaultSaturatedScaleUpPercent = 200
+)
 
 // NewPolicy is what Recommend decides with for a pipeline: the bandwidth model's link, the
 // bounds (the floor is base, the plan of what the declared workload needs: see Base), the
@@ -20,7 +30,17 @@ func NewPolicy(p *v1alpha1.AnalyticsPipeline, base v1alpha1.Plan, safety BrokerS
 	d := plan.Defaults(p)
 	cooldown := DefaultCooldown
 	var stabilization time.Duration
+	catchUp, saturated, delay := DefaultCatchUp, int32(DefaultSaturatedScaleUpPercent), DefaultScaleDownDelay
 	if spec != nil {
+		if spec.ScaleDownDelayAfterScaleUpSeconds != nil {
+			delay = time.Duration(*spec.ScaleDownDelayAfterScaleUpSeconds) * time.Second
+		}
+		if spec.CatchUpSeconds > 0 {
+			catchUp = time.Duration(spec.CatchUpSeconds) * time.Second
+		}
+		if spec.SaturatedScaleUpPercent > 100 {
+			saturated = spec.SaturatedScaleUpPercent
+		}
 		if spec.CooldownSeconds != nil {
 			cooldown = time.Duration(*spec.CooldownSeconds) * time.Second
 		}
@@ -30,6 +50,9 @@ func NewPolicy(p *v1alpha1.AnalyticsPipeline, base v1alpha1.Plan, safety BrokerS
 		Interval:                 Interval(spec),
 		Stabilization:            stabilization,
 		Cooldown:                 cooldown,
+		ScaleDownDelay:           delay,
+		CatchUp:                  catchUp,
+		SaturatedFactor:          float64(saturated) / 100,
 		LinkUsableBytesPerSecond: base.LinkUsableBytesPerSecond,
 		TargetUtilizationPercent: d.Spec.Network.TargetUtilizationPercent,
 		Brokers:                  Bounds{Floor: base.Brokers, Max: p.Spec.Kafka.Brokers.Max},

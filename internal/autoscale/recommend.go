@@ -25,8 +25,17 @@ type Policy struct {
 	Interval time.Duration
 	// Stabilization is how long a lower recommendation must hold before a scale-down.
 	Stabilization time.Duration
+	// ScaleDownDelay is how long after a scale-up the resource is not scaled down
+	// (spec.autoscaling.scaleDownDelayAfterScaleUpSeconds).
+	ScaleDownDelay time.Duration
 	// Cooldown is how long a resource is left alone after a change.
 	Cooldown time.Duration
+	// CatchUp is how soon a lag must be drained (spec.autoscaling.catchUpSeconds); 0 means
+	// DefaultCatchUp.
+	CatchUp time.Duration
+	// SaturatedFactor is how much more than a saturated Kafka carries the demand is taken to
+	// be (spec.autoscaling.saturatedScaleUpPercent / 100); 1 or less means the default.
+	SaturatedFactor float64
 
 	// LinkUsableBytesPerSecond and TargetUtilizationPercent are the bandwidth model's link.
 	LinkUsableBytesPerSecond int64
@@ -97,8 +106,12 @@ func Recommend(cur State, obs Observations, pol Policy, now time.Time) Decision 
 	r := &recommender{obs: obs, pol: pol, now: now, st: &st}
 	var seen []string
 
+	// The demand first, then every stage sized on it (demand.go).
+	d := r.demand(cur)
+	r.held = d.capped || pol.Safety.Joining > 0
+
 	// Brokers, from the busier direction of the brokers' links.
-	if rd, ok := r.brokerReading(cur.Placement); ok {
+	if rd, ok := r.brokerReading(cur, d); ok {
 		seen = append(seen, rd.what)
 		st.Brokers, _ = r.step(v1alpha1.ResourceBrokers, rd, cur.Brokers, st.Brokers, pol.Brokers, r.brokersMayLeave)
 	} else {
@@ -108,7 +121,7 @@ func Recommend(cur State, obs Observations, pol Policy, now time.Time) Decision 
 	// Executors and the memory split: only while the job runs, from its lag and rates.
 	perExecutor := cur.PerExecutor
 	if pol.SparkRunning {
-		if rd, c, ok := r.executorReading(cur); ok {
+		if rd, c, ok := r.executorReading(cur, d); ok {
 			seen = append(seen, rd.what)
 			var changed bool
 			st.Executors, changed = r.step(v1alpha1.ResourceExecutors, rd, cur.Executors, st.Executors, pol.Executors, nil)
@@ -132,7 +145,7 @@ func Recommend(cur State, obs Observations, pol Policy, now time.Time) Decision 
 	}
 
 	// Elasticsearch data nodes, from the indexing rate.
-	if rd, ok := r.dataNodeReading(); ok {
+	if rd, ok := r.dataNodeReading(cur, d); ok {
 		seen = append(seen, rd.what)
 		st.ElasticsearchDataNodes, _ = r.step(v1alpha1.ResourceElasticsearchDataNodes, rd, cur.DataNodes,
 			st.ElasticsearchDataNodes, pol.DataNodes, nil)
@@ -163,6 +176,10 @@ type recommender struct {
 	st      *v1alpha1.AutoscalingStatus
 	changes []v1alpha1.AutoscalingDecision
 	missing []string
+	// held: what reaches Kafka is no measure of the demand now (its intake is saturated, or
+	// brokers are joining and take no traffic until their partitions are moved), so no stage
+	// is scaled down on it.
+	held bool
 }
 
 // maxAge is how old a sample may be: two intervals, so that one late scrape is no gap.
@@ -183,10 +200,11 @@ func (r *recommender) unread(resource string, b Bounds, signals []Signal) {
 	}
 }
 
-// step records a reading in the resource's window and decides: up to the smallest count the
-// whole scale-up window asked for, or down to the largest the whole stabilisation window asked
-// for (with the hysteresis margin), within the bounds, outside the cool-down. mayLeave, when
-// given, can hold a scale-down back. It returns the resource's new target and whether it changed.
+// step records a reading in the resource's window and decides: up, when the whole scale-up
+// window asked for more, to what the latest reading needs; or down, no sooner than the scale-down delay
+// after the last scale-up, to the largest count the whole stabilisation window asked for (with
+// the hysteresis margin); within the bounds, outside the cool-down. mayLeave, when given, can
+// hold a scale-down back. It returns the resource's new target and whether it changed.
 func (r *recommender) step(resource string, rd reading, current, target int32, b Bounds,
 	mayLeave func(from, to int32) (reason, message string)) (int32, bool) {
 	w := window(r.st, resource)
@@ -205,14 +223,20 @@ func (r *recommender) step(resource string, rd reading, current, target int32, b
 		return target, false
 	}
 	if up, full := minUp(w, r.now, r.upSpan()); full && up > current {
-		// At most double per step, as the HPA does: new brokers need their partitions moved
-		// before they help, and the next reading sees what the first step did.
-		to := min(up, b.Max, max(current*2, current+1))
+		// The whole window asks for more: a trend, not noise. The step goes to what the latest
+		// reading needs, at once (DS2's one step): the readings before it are rates over a
+		// range that still holds the lower load, and stopping at their count would leave a
+		// staircase of steps, each with its own cool-down and resubmission.
+		to := clamp(rd.up)
 		if to > current {
 			r.change(resource, v1alpha1.ActionScaleUp, current, to, rd.upReason, rd.what)
 			w.LastChange = &metav1.Time{Time: r.now.Truncate(time.Second)}
+			w.LastScaleUp = w.LastChange
 			return to, true
 		}
+	}
+	if w.LastScaleUp != nil && r.now.Sub(w.LastScaleUp.Time) < r.pol.ScaleDownDelay {
+		return target, false
 	}
 	if down, full := maxDown(w, r.now, r.pol.Stabilization); full && max(down, b.Floor) < current {
 		to := max(down, b.Floor)
@@ -258,32 +282,53 @@ func (r *recommender) change(resource, action string, from, to int32, reason, me
 // signals are the cluster's totals; Kafka places whole partitions, so a count that does not
 // divide them leaves one broker with more than its mean share, and the count is the one whose
 // busiest broker fits, as the plan sizes it (plan.PartitionPlacement).
-func (r *recommender) brokerReading(placement plan.PartitionPlacement) (reading, bool) {
-	tx, okTx := r.value(BrokerTransmitBytes)
-	rx, okRx := r.value(BrokerReceiveBytes)
-	source := "network"
-	if !okTx || !okRx {
-		tx, okTx = r.value(KafkaBytesOut)
-		rx, okRx = r.value(KafkaBytesIn)
-		source = "Kafka"
-	}
+//
+// With the ingest known, the traffic is scaled to the demand (demand.go): while the intake is
+// saturated the links carry the capped ingest, and sizing on them would add one broker per
+// step. The job's reads beyond the ingest (a lag draining) are left out of the traffic held to
+// the target; draining the lag within the catch-up time may use the headroom up to the whole
+// usable link, as the executors' catch-up does.
+func (r *recommender) brokerReading(cur State, d demand) (reading, bool) {
+	tx, rx, source, ok := r.linkTraffic()
 	link := float64(r.pol.LinkUsableBytesPerSecond)
-	if !okTx || !okRx || link <= 0 {
+	if !ok || link <= 0 {
 		return reading{}, false
+	}
+	pl := cur.Placement
+	t := r.pol.TargetUtilizationPercent
+	limit := link * float64(t) / 100
+	rd := reading{
+		up:         pl.BrokersFor(rx, tx, limit),
+		down:       pl.BrokersFor(rx, tx, link*float64(t-margin(t))/100),
+		upReason:   "LinkSaturated",
+		downReason: "LinkUnderused",
 	}
 	busiest, dir := tx, "send"
 	if rx > tx {
 		busiest, dir = rx, "receive"
 	}
-	t := r.pol.TargetUtilizationPercent
-	rd := reading{
-		up:         placement.BrokersFor(rx, tx, link*float64(t)/100),
-		down:       placement.BrokersFor(rx, tx, link*float64(t-margin(t))/100),
-		upReason:   "LinkSaturated",
-		downReason: "LinkUnderused",
+	rd.what = fmt.Sprintf("brokers %s %s in all (%s counters)", dir, rate(busiest), source)
+	if d.known && d.ingest > 0 && rx > 0 {
+		copies := float64(max(pl.ReplicationFactor, 1))
+		perRecord := rx / (copies * d.ingest) // bytes a record takes on the wire
+		steadyTx := math.Max(tx-math.Max(d.processed-d.ingest, 0)*perRecord, 0)
+		k := d.rate / d.ingest
+		rd.up = max(pl.BrokersFor(rx*k, steadyTx*k, limit), pl.BrokersFor(rx*k, steadyTx*k+d.drain*perRecord, link))
+		switch {
+		case d.flushing:
+			// The headroom the target keeps is there for catching up, as for the executors;
+			// and a lag in Kafka drains at whatever the links leave.
+			rd.up = pl.BrokersFor(rx, steadyTx, link)
+			rd.what += "; " + d.describe()
+		case d.capped:
+			rd.upReason = "IntakeSaturated"
+			rd.what += "; " + d.describe()
+		}
 	}
-	rd.what = fmt.Sprintf("brokers %s %s in all (%s counters); %d%% of the %s usable link on the busiest broker takes %d brokers",
-		dir, rate(busiest), source, t, rate(link), rd.up)
+	if r.held {
+		rd.down = max(rd.up, cur.Brokers)
+	}
+	rd.what += fmt.Sprintf("; %d%% of the %s usable link on the busiest broker takes %d brokers", t, rate(link), rd.up)
 	return rd, true
 }
 
@@ -303,12 +348,12 @@ func (r *recommender) brokersMayLeave(from, to int32) (string, string) {
 	return "", ""
 }
 
-// dataNodeReading: data nodes needed to index what is measured within the target. Every record
-// that reaches Kafka must be indexed: while a lag builds up — the data nodes index all they can,
-// so their rate is their limit, not the demand — the ingest plus the lag to drain is the demand,
-// so that one step reaches the count it needs rather than a staircase of steps each limited by
-// the last.
-func (r *recommender) dataNodeReading() (reading, bool) {
+// dataNodeReading: data nodes needed to index the demand within the target and, at full
+// capacity, the demand plus the lag's drain within the catch-up time (demand.go): every record
+// that reaches Kafka must be indexed, and the rate the data nodes index is capped by the job
+// before them (or by their own limit), so it is no measure of the demand while a lag builds up.
+// Without the ingest, the indexing rate is all there is.
+func (r *recommender) dataNodeReading(cur State, d demand) (reading, bool) {
 	x, ok := r.value(ElasticsearchIndexingRate)
 	if !ok || r.pol.PerDataNode <= 0 {
 		return reading{}, false
@@ -323,24 +368,26 @@ func (r *recommender) dataNodeReading() (reading, bool) {
 	copies := float64(max(r.pol.IndexCopies, 1))
 	x /= copies
 	per := float64(r.pol.PerDataNode) / copies
-	up := countFor(x, per*float64(t)/100)
-	ingest, ok1 := r.value(IngestRate)
-	lag, ok2 := r.value(ConsumerLag)
-	if ok1 && x > ingest {
-		// Catching up: what is indexed beyond the ingest is a lag draining, which may use the
-		// headroom the target keeps; the ingest alone is held to the target.
-		up = catchUp(ingest, x, per, t)
-	}
-	if ok1 && ok2 && lag > ingest*r.pol.Interval.Seconds() {
-		up = max(up, catchUp(ingest, ingest+lag/r.drainSeconds(), per, t))
-	}
 	rd := reading{
-		up:         up,
+		up:         countFor(x, per*float64(t)/100),
 		down:       countFor(x, per*float64(t-margin(t))/100),
 		upReason:   "IndexingSaturated",
 		downReason: "IndexingUnderused",
 	}
-	rd.what = fmt.Sprintf("Elasticsearch indexes %.0f records/s × %.0f copies; %d%% of %.0f records/s each takes %d data nodes", x, copies, t, per, rd.up)
+	rd.what = fmt.Sprintf("Elasticsearch indexes %.0f records/s × %.0f copies", x, copies)
+	if d.known {
+		rd.up = catchUp(d.rate, d.rate+d.drain, per, t)
+		rd.what = d.describe() + "; " + rd.what
+		if d.lag <= d.ingest*r.pol.Interval.Seconds() {
+			rd.down = countFor(math.Max(x, d.rate), per*float64(t-margin(t))/100)
+		} else {
+			rd.down = max(rd.up, cur.DataNodes) // not while a lag drains
+		}
+	}
+	if r.held {
+		rd.down = max(rd.up, cur.DataNodes)
+	}
+	rd.what += fmt.Sprintf("; %d%% of %.0f records/s each takes %d data nodes", t, per, rd.up)
 	return rd, true
 }
 

@@ -140,9 +140,9 @@ func TestRecommendBrokers(t *testing.T) {
 				}
 				return brokers(250 * mb)
 			}, want: ""},
-		{name: "a scale-up doubles at most per step, then waits for its cool-down",
-			n: 12, series: steady(2000 * mb), pol: func(p *Policy) { p.Brokers = Bounds{Floor: 2, Max: 20} },
-			want: "60s Brokers ScaleUp 2->4 LinkSaturated; 180s Brokers ScaleUp 4->8 LinkSaturated; 300s Brokers ScaleUp 8->16 LinkSaturated"},
+		{name: "one step: a scale-up goes straight to the measured need (2000 MB/s at 90 MB/s each), bounded by max",
+			n: 12, series: steady(2000 * mb), pol: func(p *Policy) { p.Brokers = Bounds{Floor: 2, Max: 30} },
+			want: "60s Brokers ScaleUp 2->23 LinkSaturated"},
 		{name: "bounds: never above the spec's max",
 			n: 20, series: steady(2000 * mb), want: "60s Brokers ScaleUp 3->6 LinkSaturated"},
 		{name: "scale-down only after the stabilisation window, and not below the floor",
@@ -172,18 +172,22 @@ func TestRecommendBrokers(t *testing.T) {
 			}, want: "300s Brokers Blocked 6->3 UnderReplicatedPartitionsUnknown"},
 		{name: "no scale-down while Strimzi rebalances",
 			start: 6, n: 14, series: steady(100 * mb),
-			pol:  func(p *Policy) { p.Safety = BrokerSafety{"RebalanceRunning", "auto-rebalance RebalanceOnScaleDown"} },
+			pol: func(p *Policy) {
+				p.Safety = BrokerSafety{Reason: "RebalanceRunning", Message: "auto-rebalance RebalanceOnScaleDown"}
+			},
 			want: "300s Brokers Blocked 6->3 RebalanceRunning"},
 		{name: "no scale-down while Strimzi reports a blocked scale-down",
 			start: 6, n: 14, series: steady(100 * mb),
-			pol:  func(p *Policy) { p.Safety = BrokerSafety{"ScaleDownBlocked", "ScaleDownPreventionCheck"} },
+			pol: func(p *Policy) {
+				p.Safety = BrokerSafety{Reason: "ScaleDownBlocked", Message: "ScaleDownPreventionCheck"}
+			},
 			want: "300s Brokers Blocked 6->3 ScaleDownBlocked"},
 		{name: "scale-ups are not held back by the safety rules",
 			n: 3, series: func(int) values {
 				v := brokers(400 * mb)
 				v[UnderReplicatedPartitions] = 7
 				return v
-			}, pol: func(p *Policy) { p.Safety = BrokerSafety{"RebalanceRunning", "x"} },
+			}, pol: func(p *Policy) { p.Safety = BrokerSafety{Reason: "RebalanceRunning", Message: "x"} },
 			want: "60s Brokers ScaleUp 3->5 LinkSaturated"},
 		{name: "missing metrics never scale: a gap starts the window afresh",
 			n: 12, series: func(i int) values {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -21,6 +22,14 @@ import (
 // and lowers them no further while that is under way.
 type BrokerSafety struct {
 	Reason, Message string
+	// Joining is how many brokers were added and do not carry traffic yet: Strimzi's
+	// add-brokers auto-rebalance (Kafka status.autoRebalance, state RebalanceOnScaleUp, mode
+	// add-brokers) has not moved their partitions onto them. The others carry all the traffic.
+	Joining int32
+	// Settled is when Strimzi's last auto-rebalance ended (status.autoRebalance.lastTransitionTime
+	// with state Idle): after a scale-up, when the new brokers began to carry traffic. Zero when
+	// unknown.
+	Settled time.Time
 }
 
 // Rebalance states of a KafkaRebalance (its condition types) during which one is under way.
@@ -34,16 +43,30 @@ var rebalanceStuck = map[string]bool{"NotReady": true, "Stopped": true}
 // cluster's KafkaRebalances (templates are skipped). Objects not there yet hold nothing back:
 // a cluster Strimzi has not reconciled has no data to lose.
 func StrimziSafety(kafka, brokerPool *unstructured.Unstructured, rebalances []*unstructured.Unstructured) BrokerSafety {
+	s := strimziSafety(kafka, brokerPool, rebalances)
+	if kafka != nil {
+		state, _, _ := unstructured.NestedString(kafka.Object, "status", "autoRebalance", "state")
+		at, _, _ := unstructured.NestedString(kafka.Object, "status", "autoRebalance", "lastTransitionTime")
+		if state == "Idle" && at != "" {
+			// Strimzi writes it as RFC 3339 in UTC; one it cannot parse leaves it unknown.
+			s.Settled, _ = time.Parse(time.RFC3339, at)
+		}
+	}
+	return s
+}
+
+func strimziSafety(kafka, brokerPool *unstructured.Unstructured, rebalances []*unstructured.Unstructured) BrokerSafety {
 	if kafka != nil {
 		state, _, _ := unstructured.NestedString(kafka.Object, "status", "autoRebalance", "state")
 		if state != "" && state != "Idle" {
-			return BrokerSafety{"RebalanceRunning", fmt.Sprintf("Strimzi's auto-rebalance of Kafka %s is %s", kafka.GetName(), state)}
+			return BrokerSafety{Reason: "RebalanceRunning", Joining: joining(kafka, state),
+				Message: fmt.Sprintf("Strimzi's auto-rebalance of Kafka %s is %s", kafka.GetName(), state)}
 		}
 		conds, _, _ := unstructured.NestedSlice(kafka.Object, "status", "conditions")
 		for _, c := range conds {
 			m, _ := c.(map[string]any)
 			if m["type"] == "Warning" && m["reason"] == "ScaleDownPreventionCheck" && m["status"] != "False" {
-				return BrokerSafety{"ScaleDownBlocked", fmt.Sprintf("Strimzi reports on Kafka %s: %v", kafka.GetName(), m["message"])}
+				return BrokerSafety{Reason: "ScaleDownBlocked", Message: fmt.Sprintf("Strimzi reports on Kafka %s: %v", kafka.GetName(), m["message"])}
 			}
 		}
 	}
@@ -51,7 +74,7 @@ func StrimziSafety(kafka, brokerPool *unstructured.Unstructured, rebalances []*u
 		want, ok, _ := unstructured.NestedInt64(brokerPool.Object, "spec", "replicas")
 		ids, _, _ := unstructured.NestedSlice(brokerPool.Object, "status", "nodeIds")
 		if ok && int64(len(ids)) > want {
-			return BrokerSafety{"ScaleDownInProgress", fmt.Sprintf("KafkaNodePool %s still runs %d brokers for %d replicas: "+
+			return BrokerSafety{Reason: "ScaleDownInProgress", Message: fmt.Sprintf("KafkaNodePool %s still runs %d brokers for %d replicas: "+
 				"Strimzi has not finished the previous scale-down", brokerPool.GetName(), len(ids), want)}
 		}
 	}
@@ -79,12 +102,31 @@ func StrimziSafety(kafka, brokerPool *unstructured.Unstructured, rebalances []*u
 	sort.Strings(stuck)
 	switch {
 	case len(running) > 0:
-		return BrokerSafety{"RebalanceRunning", "KafkaRebalance " + strings.Join(running, ", ")}
+		return BrokerSafety{Reason: "RebalanceRunning", Message: "KafkaRebalance " + strings.Join(running, ", ")}
 	case len(stuck) > 0:
-		return BrokerSafety{"RebalanceNotReady", "KafkaRebalance " + strings.Join(stuck, ", ") +
+		return BrokerSafety{Reason: "RebalanceNotReady", Message: "KafkaRebalance " + strings.Join(stuck, ", ") +
 			": its partition moves have not completed"}
 	}
 	return BrokerSafety{}
+}
+
+// joining counts the brokers of the add-brokers mode while a scale-up's auto-rebalance runs
+// (Strimzi 1.2.0, the Kafka CRD's status.autoRebalance.modes: the broker IDs of the current or
+// a queued auto-rebalance, per mode).
+func joining(kafka *unstructured.Unstructured, state string) int32 {
+	if state != "RebalanceOnScaleUp" {
+		return 0
+	}
+	modes, _, _ := unstructured.NestedSlice(kafka.Object, "status", "autoRebalance", "modes")
+	for _, m := range modes {
+		mode, _ := m.(map[string]any)
+		if mode["mode"] != "add-brokers" {
+			continue
+		}
+		ids, _ := mode["brokers"].([]any)
+		return int32(len(ids))
+	}
+	return 0
 }
 
 // BrokerStep is the broker count to apply now when the pool runs live brokers and the plan wants

@@ -54,7 +54,7 @@ func TestStrimziSafety(t *testing.T) {
 // TestBrokerStep: growth is applied at once; a drop goes one broker at a time, and not at all
 // while Strimzi reports a scale-down or rebalance under way.
 func TestBrokerStep(t *testing.T) {
-	busy := BrokerSafety{"ScaleDownInProgress", "KafkaNodePool sensors-broker still runs 6 brokers for 5 replicas"}
+	busy := BrokerSafety{Reason: "ScaleDownInProgress", Message: "KafkaNodePool sensors-broker still runs 6 brokers for 5 replicas"}
 	cases := []struct {
 		live, planned int32
 		safety        BrokerSafety

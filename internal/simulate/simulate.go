@@ -42,7 +42,7 @@ func run(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, 
 		return nil, err
 	}
 	s := &sim{p: p, tiers: tiers, trace: tr, delays: delays, model: newModel(p, tiers), res: &Result{},
-		underReplicated: underReplicated}
+		underReplicated: underReplicated, settled: -1}
 	if err := s.start(); err != nil {
 		return nil, err
 	}
@@ -69,6 +69,8 @@ type sim struct {
 	pending [3]*change // brokers, executors, data nodes
 	// sparkDownUntil: the job is being resubmitted until then.
 	sparkDownUntil float64
+	// settled is when the last broker change finished moving partitions (-1: none yet).
+	settled float64
 
 	// backlog is what the producers could not hand to Kafka yet; lag what Kafka holds that the
 	// job has not indexed.
@@ -79,11 +81,10 @@ type sim struct {
 	underReplicated func(seconds float64) float64
 }
 
-// change is a change of a resource's replicas on its way: it carries load from at on. Brokers
-// joining take load gradually, as Cruise Control moves partitions onto them from moving on.
+// change is a change of a resource's replicas on its way: it carries load from at on.
 type change struct {
-	to         int32
-	moving, at float64
+	to int32
+	at float64
 }
 
 type lastAction struct {
@@ -124,7 +125,7 @@ func (s *sim) run() error {
 		now := float64(t)
 		s.arrive(now)
 		pt := s.trace.At(now)
-		c, err := s.capacity(now, pt.MessageBytes)
+		c, err := s.capacity(pt.MessageBytes)
 		if err != nil {
 			return err
 		}
@@ -179,6 +180,7 @@ func (s *sim) arrive(now float64) {
 		switch i {
 		case 0:
 			s.serving.Brokers = ch.to
+			s.settled = ch.at
 		case 1:
 			s.serving.Executors = ch.to
 		case 2:
@@ -205,8 +207,12 @@ func (s *sim) decide(now float64, c capacity) error {
 		return err
 	}
 	safety := autoscale.BrokerSafety{}
-	if s.pending[0] != nil {
-		safety = autoscale.BrokerSafety{Reason: "RebalanceRunning", Message: "Cruise Control is moving partitions"}
+	if s.settled >= 0 {
+		safety.Settled = epoch.Add(time.Duration(s.settled) * time.Second)
+	}
+	if ch := s.pending[0]; ch != nil {
+		safety.Reason, safety.Message = "RebalanceRunning", "Cruise Control is moving partitions"
+		safety.Joining = max(ch.to-s.serving.Brokers, 0)
 	}
 	pol := autoscale.NewPolicy(s.p, base, safety, now >= s.sparkDownUntil)
 	before := autoscale.Base(s.p, s.st).Spec.Spark.Memory
@@ -298,26 +304,16 @@ func (s *sim) brokerChange(now float64, to int32, c capacity) *change {
 	if rate > 0 {
 		took = moved / rate
 	}
-	return &change{to: to, moving: now + start, at: now + start + took}
+	return &change{to: to, at: now + start + took}
 }
 
-// capacity is what the serving replicas carry at second now; while brokers join, Kafka's part
-// grows from what the brokers before carry to what all carry, with the share of the data moved.
-func (s *sim) capacity(now float64, bytes int64) (capacity, error) {
-	c, err := s.model.capacity(s.serving, bytes)
-	ch := s.pending[0]
-	if err != nil || ch == nil || ch.to <= s.serving.Brokers || now <= ch.moving {
-		return c, err
-	}
-	joined := s.serving
-	joined.Brokers = ch.to
-	all, err := s.model.capacity(joined, bytes)
-	if err != nil {
-		return c, err
-	}
-	moved := math.Min((now-ch.moving)/math.Max(ch.at-ch.moving, 1), 1)
-	c.kafka += (all.kafka - c.kafka) * moved
-	return c, nil
+// capacity is what the serving replicas carry. Brokers joining carry nothing until Cruise
+// Control has moved their partitions onto them: a broker takes traffic for a partition only
+// as its leader or in-sync follower, which it becomes once it holds the partition's log
+// (Strimzi's add-brokers auto-rebalance, then a preferred-leader election). Brokers leaving
+// carry their share until their partitions are moved off.
+func (s *sim) capacity(bytes int64) (capacity, error) {
+	return s.model.capacity(s.serving, bytes)
 }
 
 // observe returns the signals the autoscaler reads, as the default queries would see them:

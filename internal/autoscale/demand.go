@@ -1,0 +1,164 @@
+package autoscale
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// The demand, before any stage is sized. Two studies shape this step:
+//
+//   - Dhalion (Floratou et al., VLDB 2017) diagnoses the root bottleneck before it resolves
+//     anything: a stage downstream of a saturated one shows the saturated stage's limit, not
+//     the demand, and resizing it on that rate is the wrong cure. Here the root is Kafka's
+//     intake: when the brokers' links are saturated, what reaches Kafka is capped, and so is
+//     everything downstream of it.
+//   - DS2 (Kalavri et al., OSDI 2018) sizes every operator at once from the source's rate and
+//     each operator's true rate per instance, so that one step reaches the need instead of a
+//     staircase of steps, each limited by the stage before it. Here every stage is sized on the
+//     same demand (the ingest, plus the lag drained within spec.autoscaling.catchUpSeconds) and
+//     on its own capacity per replica (messagesPerSecondPerExecutor, refined from measurement;
+//     messagesPerSecondPerNode; the link), never on the rate an upstream stage lets through.
+//
+// What DS2 has and a Kafka pipeline lacks is the source's true rate when the source is the
+// bottleneck: producers that Kafka cannot take from wait (or drop), and no broker metric shows
+// what they would send. So while Kafka's intake is saturated, the demand is taken to be the
+// measured ingest times spec.autoscaling.saturatedScaleUpPercent / 100, a bounded step as the
+// HPA's scale-up policy and TCP's slow start take, until the intake is no longer saturated and
+// the measured ingest is the demand again.
+
+// demand is what one reading says the pipeline is asked to carry.
+type demand struct {
+	// known: the ingest rate was read. Without it each stage falls back on its own signal.
+	known bool
+	// ingest is the measured rate records reach Kafka at; rate the demand estimate: the ingest,
+	// or more while Kafka's intake is saturated.
+	ingest, rate float64
+	// processed is the rate the job consumes at (0 when unread).
+	processed float64
+	// lag is the records waiting in Kafka; drain the rate that empties it within the catch-up
+	// time; draining says the lag is falling.
+	lag, drain float64
+	draining   bool
+	// capped: Kafka's intake is saturated, so the ingest is a lower bound of the demand.
+	capped bool
+	// flushing: capped, but within the catch-up time after brokers the autoscaler added began
+	// to carry traffic: the producers are sending what waited while Kafka was saturated, at
+	// all Kafka takes, and that says nothing of the demand once it is sent (see demand).
+	flushing bool
+	// why says what capped the intake, for messages.
+	why string
+}
+
+// intakeSaturatedShare is the share of a broker's usable link above which the busiest broker is
+// taken to be saturated: what it carries is then its limit, not the demand. Higher than
+// saturatedShare for indexing because a link's usable rate (efficiency times line rate) is
+// itself an estimate a loaded link may exceed by a little.
+const intakeSaturatedShare = 0.97
+
+// demand reads the demand: the ingest and the lag, and whether the brokers' links cap the
+// ingest (placement as in brokerReading).
+func (r *recommender) demand(cur State) demand {
+	var d demand
+	ingest, ok := r.value(IngestRate)
+	if !ok || ingest < 0 || math.IsNaN(ingest) {
+		return d
+	}
+	d.known, d.ingest, d.rate = true, ingest, ingest
+	if p, ok := r.value(ProcessingRate); ok && p > 0 {
+		d.processed = p
+	}
+	if lag, ok := r.value(ConsumerLag); ok && lag > 0 {
+		d.lag = lag
+		d.drain = lag / r.catchUpSeconds()
+	}
+	if trend, ok := r.value(ConsumerLagTrend); ok && trend < 0 {
+		d.draining = true
+	}
+	tx, rx, _, ok := r.linkTraffic()
+	link := float64(r.pol.LinkUsableBytesPerSecond)
+	if !ok || link <= 0 || cur.Brokers <= 0 {
+		return d
+	}
+	// Brokers still joining carry nothing: the others carry it all.
+	carrying := max(cur.Brokers-max(r.pol.Safety.Joining, 0), 1)
+	busyRx, busyTx := cur.Placement.Busiest(rx, tx, carrying)
+	limit := intakeSaturatedShare * link
+	switch {
+	case busyRx >= limit:
+		d.why = fmt.Sprintf("the busiest broker receives %s of a %s usable link", rate(busyRx), rate(link))
+	case busyTx >= limit && !d.draining:
+		// Sending is saturated and no lag is draining: followers fetch behind, which holds
+		// back producers that wait for every in-sync replica. While a lag drains, the job's
+		// reads fill the link, and the producers are not what it caps.
+		d.why = fmt.Sprintf("the busiest broker sends %s of a %s usable link", rate(busyTx), rate(link))
+	default:
+		return d
+	}
+	d.capped = true
+	if r.flushing() {
+		// The ingest is the producers' backlog flushing: the job must take it (it is the
+		// demand on the job), but more brokers for it would arrive after it is sent (a broker
+		// takes traffic only once its partitions are moved), so no broker is probed for.
+		d.flushing = true
+		return d
+	}
+	d.rate = ingest * r.saturatedFactor()
+	return d
+}
+
+// flushing says whether brokers the autoscaler added began to carry traffic less than the
+// catch-up time ago: Strimzi's auto-rebalance of the last scale-up ended (BrokerSafety.Settled)
+// after the scale-up was decided (the brokers' window's lastScaleUp).
+func (r *recommender) flushing() bool {
+	settled := r.pol.Safety.Settled
+	up := window(r.st, v1alpha1.ResourceBrokers).LastScaleUp
+	return !settled.IsZero() && up != nil && !settled.Before(up.Time) &&
+		r.now.Sub(settled).Seconds() < r.catchUpSeconds()
+}
+
+// linkTraffic returns the brokers' total send and receive rates, from the pods' network
+// counters or, when those are missing, Kafka's byte counters, and which it used.
+func (r *recommender) linkTraffic() (tx, rx float64, source string, ok bool) {
+	tx, okTx := r.value(BrokerTransmitBytes)
+	rx, okRx := r.value(BrokerReceiveBytes)
+	source = "network"
+	if !okTx || !okRx {
+		tx, okTx = r.value(KafkaBytesOut)
+		rx, okRx = r.value(KafkaBytesIn)
+		source = "Kafka"
+	}
+	return tx, rx, source, okTx && okRx
+}
+
+// saturatedFactor is spec.autoscaling.saturatedScaleUpPercent as a factor.
+func (r *recommender) saturatedFactor() float64 {
+	if r.pol.SaturatedFactor <= 1 {
+		return float64(DefaultSaturatedScaleUpPercent) / 100
+	}
+	return r.pol.SaturatedFactor
+}
+
+// catchUpSeconds is the time a lag is given to drain: spec.autoscaling.catchUpSeconds.
+func (r *recommender) catchUpSeconds() float64 {
+	if r.pol.CatchUp <= 0 {
+		return DefaultCatchUp.Seconds()
+	}
+	return r.pol.CatchUp.Seconds()
+}
+
+// describe says in a few words what the demand is, for messages.
+func (d demand) describe() string {
+	s := fmt.Sprintf("ingest %.0f msgs/s", d.ingest)
+	switch {
+	case d.flushing:
+		s += fmt.Sprintf(" capped by Kafka (%s) while the producers send what waited for the brokers just added", d.why)
+	case d.capped:
+		s += fmt.Sprintf(" capped by Kafka (%s), so the demand is taken as %.0f", d.why, d.rate)
+	}
+	if d.lag > 0 {
+		s += fmt.Sprintf(", lag %.0f records to drain at %.0f/s", d.lag, d.drain)
+	}
+	return s
+}

@@ -1,0 +1,179 @@
+package autoscale
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/plan"
+)
+
+// A pipeline of 9,000-byte records, replication 2, 60 partitions: one record is 18 kB received
+// in all, and a broker's 112.5 MB/s usable link takes 6,250 records/s.
+const recordBytes = 9000
+
+// pipelineReading is one reading of the whole pipeline: Kafka takes `in` records/s, the job
+// processes `processed`, the lag stands at lag and moves by trend per second.
+func pipelineReading(in, processed, lag, trend float64) values {
+	return values{
+		BrokerReceiveBytes:        in * recordBytes * 2,
+		BrokerTransmitBytes:       processed*recordBytes + in*recordBytes,
+		UnderReplicatedPartitions: 0,
+		IngestRate:                in, ProcessingRate: processed, ConsumerLag: lag, ConsumerLagTrend: trend,
+		ElasticsearchIndexingRate: processed,
+	}
+}
+
+func pipelinePolicy() Policy {
+	pol := testPolicy()
+	pol.SparkRunning = true
+	pol.Brokers = Bounds{Floor: 2, Max: 9}
+	pol.Executors = Bounds{Floor: 2, Max: 12}
+	pol.DataNodes = Bounds{Floor: 2, Max: 12}
+	pol.CatchUp = 600 * time.Second
+	return pol
+}
+
+func pipelineRun(pol Policy) *run {
+	r := newRun(pol)
+	r.cur.Placement = plan.PartitionPlacement{Partitions: 60, ReplicationFactor: 2}
+	return r
+}
+
+// Two brokers take at most 12,500 records/s; the producers would send 20,000. The links show
+// only what they carry: the demand is taken as twice it (saturatedScaleUpPercent 200), and every
+// stage is sized on that in the same reading, instead of a broker at a time and executors on
+// the capped ingest.
+func TestSaturatedIntakeSizesTheWholePipelineAtOnce(t *testing.T) {
+	r := pipelineRun(pipelinePolicy())
+	r.cur.Executors = 4 // they process the 12,500 at 3,125 each, under their 4,000
+	r.cur.Status = &v1alpha1.AutoscalingStatus{Executors: 4}
+	r.series(3, func(int) values { return pipelineReading(12500, 12500, 0, 0) })
+	want := []string{
+		"60s Brokers ScaleUp 2->5 IntakeSaturated",   // 25,000 records/s at 80 % of 6,250 each
+		"60s Executors ScaleUp 4->8 IntakeSaturated", // 25,000 at 80 % of 4,000 each
+		"60s ElasticsearchDataNodes ScaleUp 2->4 IndexingSaturated",
+	}
+	if got := r.changes(); got != strings.Join(want, "; ") {
+		t.Errorf("changes:\n got %q\nwant %q", got, strings.Join(want, "; "))
+	}
+	if !strings.Contains(r.last.Summary, "capped by Kafka") {
+		t.Errorf("the summary does not say the ingest is capped: %s", r.last.Summary)
+	}
+}
+
+// A link at 90 % of its usable rate is busy, not saturated: what it carries is the demand, and
+// the brokers go to what it needs, without a probe.
+func TestBusyLinkIsMeasuredNotProbed(t *testing.T) {
+	r := pipelineRun(pipelinePolicy())
+	r.series(3, func(int) values { return pipelineReading(11250, 11250, 0, 0) })
+	if got := r.changes(); !strings.Contains(got, "Brokers ScaleUp 2->3 LinkSaturated") || strings.Contains(got, "IntakeSaturated") {
+		t.Errorf("changes %q, want brokers 2->3 on the measured traffic", got)
+	}
+}
+
+// While brokers join (Strimzi moves partitions onto them) the others still carry everything:
+// the intake stays saturated, nothing downstream is scaled down on the capped ingest, and the
+// probe asks for no more brokers than it did.
+func TestNoScaleDownOnACappedIngestWhileBrokersJoin(t *testing.T) {
+	pol := pipelinePolicy()
+	pol.Safety = BrokerSafety{Reason: "RebalanceRunning", Message: "RebalanceOnScaleUp", Joining: 3}
+	r := pipelineRun(pol)
+	r.cur.Brokers, r.cur.Executors, r.cur.DataNodes = 5, 8, 4
+	r.cur.Status = &v1alpha1.AutoscalingStatus{Brokers: 5, Executors: 8, ElasticsearchDataNodes: 4}
+	r.series(40, func(int) values { return pipelineReading(12500, 12500, 0, 0) })
+	if got := r.changes(); got != "" {
+		t.Errorf("changes %q, want none while the brokers join", got)
+	}
+}
+
+// Once added brokers carry traffic, the producers send what waited, at all Kafka takes: within
+// the catch-up time that is no reason for more brokers, which would only arrive after it.
+func TestBacklogFlushAfterBrokersJoinProbesNoFurther(t *testing.T) {
+	pol := pipelinePolicy()
+	r := pipelineRun(pol)
+	r.cur.Brokers, r.cur.Executors, r.cur.DataNodes = 5, 8, 4
+	up := t0.Add(-time.Hour)
+	r.cur.Status = &v1alpha1.AutoscalingStatus{Brokers: 5, Executors: 8, ElasticsearchDataNodes: 4,
+		Windows: []v1alpha1.AutoscalingWindow{{Resource: v1alpha1.ResourceBrokers, LastScaleUp: &metav1.Time{Time: up}}}}
+	r.pol.Safety = BrokerSafety{Settled: t0.Add(-time.Minute)}
+	r.series(8, func(int) values { return pipelineReading(31250, 31250, 0, 0) })
+	if got := r.changes(); strings.Contains(got, "Brokers") {
+		t.Errorf("changes %q: brokers scaled while the producers' backlog flushed", got)
+	}
+	// After the catch-up time the saturation is the demand again.
+	r.pol.Safety.Settled = t0.Add(-time.Hour)
+	r.log = nil
+	r.series(3, func(int) values { return pipelineReading(31250, 31250, 0, 0) })
+	if got := r.changes(); !strings.Contains(got, "Brokers ScaleUp 5->9 IntakeSaturated") {
+		t.Errorf("changes %q, want the probe to 9 (the max)", got)
+	}
+}
+
+// No scale-down within the scale-down delay of a scale-up, however long the stabilisation
+// window has asked for less; at the delay's end it goes ahead.
+func TestNoScaleDownSoonAfterAScaleUp(t *testing.T) {
+	pol := testPolicy()
+	pol.ScaleDownDelay = 30 * time.Minute
+	r := newRun(pol)
+	r.series(3, func(int) values { return brokers(400 * mb) })
+	r.series(100, func(i int) values {
+		if i < 3 {
+			return brokers(400 * mb)
+		}
+		return brokers(100 * mb)
+	})
+	got := r.changes()
+	if !strings.HasPrefix(got, "60s Brokers ScaleUp 3->5 LinkSaturated; ") {
+		t.Fatalf("changes %q, want a scale-up first", got)
+	}
+	if !strings.Contains(got, "1860s Brokers ScaleDown 5->3 LinkUnderused") {
+		t.Errorf("changes %q, want the scale-down at 1860s: 30 minutes after the scale-up", got)
+	}
+}
+
+// Executors sized for the demand and the lag's drain within catchUpSeconds: a longer catch-up
+// time asks for fewer executors.
+func TestCatchUpTimeSizesTheDrain(t *testing.T) {
+	for _, c := range []struct {
+		catchUp time.Duration
+		want    string
+	}{{120 * time.Second, "Executors ScaleUp 4->9"}, {1200 * time.Second, "Executors ScaleUp 4->5"}} {
+		pol := testPolicy()
+		pol.SparkRunning = true
+		pol.CatchUp = c.catchUp
+		r := newRun(pol)
+		// 15,000 arriving and 2.4 million waiting: 15,000 + 20,000/s or + 2,000/s to drain
+		// at 4,000 each, or 15,000 at 80 % of it.
+		r.series(3, func(i int) values {
+			return values{IngestRate: 15000, ProcessingRate: 14000, ConsumerLag: 2.4e6, ConsumerLagTrend: 1000}
+		})
+		if got := r.changes(); !strings.Contains(got, c.want) {
+			t.Errorf("catch-up %s: changes %q, want %s", c.catchUp, got, c.want)
+		}
+	}
+}
+
+// StrimziSafety reads the brokers still joining from the Kafka's auto-rebalance status, and when
+// the last auto-rebalance ended.
+func TestStrimziSafetyJoiningAndSettled(t *testing.T) {
+	kafka := func(status map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "sensors"}, "status": status}}
+	}
+	joining := StrimziSafety(kafka(map[string]any{"autoRebalance": map[string]any{
+		"state": "RebalanceOnScaleUp", "lastTransitionTime": "2026-01-01T12:00:00Z",
+		"modes": []any{map[string]any{"mode": "add-brokers", "brokers": []any{int64(3), int64(4), int64(5)}}},
+	}}), nil, nil)
+	if joining.Joining != 3 || joining.Reason != "RebalanceRunning" || !joining.Settled.IsZero() {
+		t.Errorf("during a scale-up's rebalance: %+v, want 3 joining, RebalanceRunning, not settled", joining)
+	}
+	idle := StrimziSafety(kafka(map[string]any{"autoRebalance": map[string]any{
+		"state": "Idle", "lastTransitionTime": "2026-01-01T12:30:00Z"}}), nil, nil)
+	if idle.Joining != 0 || idle.Reason != "" || !idle.Settled.Equal(time.Date(2026, 1, 1, 12, 30, 0, 0, time.UTC)) {
+		t.Errorf("after it: %+v, want nothing joining, settled at 12:30", idle)
+	}
+}
