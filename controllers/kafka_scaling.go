@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,7 +22,10 @@ import (
 //   - brokers leave one at a time, each only when Strimzi reports the previous one gone and no
 //     rebalance under way (autoscale.BrokerStep, the autoscaler's own gate), whether the plan
 //     wants fewer because the autoscaler decided it or because the spec was edited;
-//   - Cruise Control stays while brokers are leaving (desired.Inputs.BrokersLeaving).
+//   - the last broker but one is emptied by a remove-brokers KafkaRebalance before the pool
+//     goes to one broker, and Cruise Control goes with it (desired.BrokerRemoval): Strimzi
+//     refuses Cruise Control with one broker in the pools, so its auto-rebalance cannot empty
+//     that broker as it does every other.
 
 // runningQuorum is the KRaft quorum the pipeline's cluster runs: the controller pool's replicas,
 // else the quorum status.plan recorded when the plan was last applied; 0 for a new cluster.
@@ -74,19 +78,65 @@ func (r *PipelineReconciler) stepBrokers(ctx context.Context, s *scope, planned 
 	if held != "" {
 		return step, fmt.Sprintf("brokers stay at %d (%d planned) until Strimzi may remove one: %s", step, planned, held)
 	}
+	if live == 2 && step == 1 {
+		if id, emptied, why := lastBrokerRemoval(s.observed, p); !emptied {
+			s.emptyBrokers = id
+			return live, fmt.Sprintf("brokers stay at 2 (1 planned) while %s", why)
+		}
+	}
 	return step, fmt.Sprintf("brokers step down one at a time: %d now, %d planned", step, planned)
 }
 
-// brokersLeaving says whether brokers are leaving the cluster: the pool runs or is being asked
-// for more brokers than the plan applies, or Strimzi's auto-rebalance is under way.
-func brokersLeaving(obs observed, p *v1alpha1.AnalyticsPipeline, planned int32) bool {
-	replicas, running, _ := brokerPool(obs, p)
-	if max(replicas, running) > planned {
-		return true
+// lastBrokerRemoval says whether the broker that leaves when the pool goes from two brokers to
+// one is empty: the KafkaRebalance desired.BrokerRemoval builds for it is Ready. Until then it
+// returns the broker to empty (none while Strimzi has not reported the pool's node IDs) and
+// why the pool waits. Strimzi removes the highest node ID of a pool when it scales down without
+// a strimzi.io/remove-node-ids annotation (strimzi-kafka-operator 1.2.0, documentation/modules/
+// configuring/con-config-node-pools.adoc, "Node ID assignment"), so that is the one emptied.
+func lastBrokerRemoval(obs observed, p *v1alpha1.AnalyticsPipeline) (empty []int32, emptied bool, why string) {
+	pool := obs.get(desired.KafkaNodePoolGVK, p.Namespace, desired.BrokerPoolName(p))
+	var ids []int64
+	if pool != nil {
+		ids = int64s(pool, "status", "nodeIds")
 	}
-	if k := obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)); k != nil {
-		state, _, _ := unstructured.NestedString(k.Object, "status", "autoRebalance", "state")
-		return state != "" && state != "Idle"
+	if len(ids) == 0 {
+		return nil, false, "Strimzi has not reported the broker pool's node IDs, which name the broker to empty"
+	}
+	id := int32(slices.Max(ids))
+	rb := obs.get(desired.KafkaRebalanceGVK, p.Namespace, desired.BrokerRemovalName(p))
+	if rb != nil {
+		brokers := int64s(rb, "spec", "brokers")
+		if slices.Equal(brokers, []int64{int64(id)}) && rebalanceReady(rb) {
+			return nil, true, ""
+		}
+	}
+	return []int32{id}, false, fmt.Sprintf("KafkaRebalance %s moves broker %d's partitions off "+
+		"(Strimzi refuses Cruise Control with one broker, so the pool goes to one only once that broker is empty)",
+		desired.BrokerRemovalName(p), id)
+}
+
+// int64s reads a list of integers (JSON numbers decode as int64 or float64).
+func int64s(u *unstructured.Unstructured, fields ...string) []int64 {
+	list, _, _ := unstructured.NestedSlice(u.Object, fields...)
+	var out []int64
+	for _, v := range list {
+		switch n := v.(type) {
+		case int64:
+			out = append(out, n)
+		case float64:
+			out = append(out, int64(n))
+		}
+	}
+	return out
+}
+
+// rebalanceReady says whether a KafkaRebalance reports Ready: its moves are done.
+func rebalanceReady(rb *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == "Ready" && m["status"] == "True" {
+			return true
+		}
 	}
 	return false
 }

@@ -37,6 +37,25 @@ func setRunningBrokers(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipel
 	}
 }
 
+// setRebalanceReady plays Strimzi: the KafkaRebalance's moves are done.
+func setRebalanceReady(t *testing.T, c client.Client, rb *unstructured.Unstructured) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live := child(t, c, desired.KafkaRebalanceGVK, rb.GetNamespace(), rb.GetName())
+		if live == nil {
+			return errorf("KafkaRebalance %s is gone", rb.GetName())
+		}
+		conds := []any{map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T12:00:00Z"}}
+		if err := unstructured.SetNestedSlice(live.Object, conds, "status", "conditions"); err != nil {
+			return err
+		}
+		return c.Status().Update(context.Background(), live)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func controllerReplicas(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline) int64 {
 	t.Helper()
 	return poolReplicas(t, c, p, desired.ControllerPoolName(p))
@@ -69,8 +88,8 @@ func hasCruiseControl(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeli
 // TestBrokerScaleDownStepsAndQuorum: a spec edit from six brokers to one lowers the broker pool
 // one broker at a time, each step only once Strimzi (played by the test through the pool's
 // status.nodeIds) runs no more brokers than the pool asks for; the quorum of three controllers
-// the cluster was created with never changes; Cruise Control stays until the last leaving broker
-// is gone. A pipeline created with one broker keeps its single controller when it grows to three.
+// the cluster was created with never changes; Cruise Control stays until the second broker is
+// emptied by a remove-brokers KafkaRebalance, and goes with the pool's last step. A pipeline created with one broker keeps its single controller when it grows to three.
 func TestBrokerScaleDownStepsAndQuorum(t *testing.T) {
 	o := startOperator(t)
 	ns, _ := o.createSamples(t)
@@ -106,22 +125,40 @@ func TestBrokerScaleDownStepsAndQuorum(t *testing.T) {
 		}
 		setRunningBrokers(t, o.c, p, int(running-1))
 	}
-	// Two running, two asked for: the last step, to the plan's one broker. Cruise Control stays
-	// while Strimzi still runs the second broker.
-	planNote(t, o.c, p, 1, "keeps the 3 controller(s)")
+	// Two running, two asked for: Strimzi refuses Cruise Control with one broker in the pools,
+	// so the pool stays at two while a remove-brokers KafkaRebalance empties broker 1 (the
+	// highest node ID, which Strimzi removes), with Cruise Control still there.
+	planNote(t, o.c, p, 2, "KafkaRebalance sensors-remove-brokers moves broker 1's partitions off")
 	if kafka, template := hasCruiseControl(t, o.c, p); !kafka || !template {
-		t.Fatalf("Cruise Control dropped (Kafka %v, template %v) while the second broker still runs", kafka, template)
+		t.Fatalf("Cruise Control dropped (Kafka %v, template %v) before the second broker is empty", kafka, template)
 	}
+	removal := child(t, o.c, desired.KafkaRebalanceGVK, p.Namespace, desired.BrokerRemovalName(p))
+	if removal == nil {
+		t.Fatal("no KafkaRebalance empties the second broker")
+	}
+	if mode, _, _ := unstructured.NestedString(removal.Object, "spec", "mode"); mode != "remove-brokers" {
+		t.Errorf("the removal's mode is %q, want remove-brokers", mode)
+	}
+	if brokers, _, _ := unstructured.NestedSlice(removal.Object, "spec", "brokers"); len(brokers) != 1 || brokers[0] != int64(1) {
+		t.Errorf("the removal empties brokers %v, want [1]", brokers)
+	}
+	// Strimzi reports it done: the pool goes to one broker and Cruise Control goes with it in
+	// the same apply (what Strimzi accepts), and the removal is no longer wanted.
+	setRebalanceReady(t, o.c, removal)
+	planNote(t, o.c, p, 1, "keeps the 3 controller(s)")
+	waitFor(t, o.c, p, func() error {
+		if kafka, template := hasCruiseControl(t, o.c, p); kafka || template {
+			return errorf("Cruise Control still there (Kafka %v, template %v) with the pool at one broker", kafka, template)
+		}
+		if child(t, o.c, desired.KafkaRebalanceGVK, p.Namespace, desired.BrokerRemovalName(p)) != nil {
+			return errorf("the broker removal is still there")
+		}
+		return nil
+	})
 	if got := controllerReplicas(t, o.c, p); got != 3 {
 		t.Fatalf("controller pool has %d replicas with 1 broker, want the quorum of 3 kept", got)
 	}
 	setRunningBrokers(t, o.c, p, 1)
-	waitFor(t, o.c, p, func() error {
-		if kafka, template := hasCruiseControl(t, o.c, p); kafka || template {
-			return errorf("Cruise Control still there (Kafka %v, template %v) with one broker running", kafka, template)
-		}
-		return nil
-	})
 
 	// Born with one broker: one controller, kept when the brokers grow to three.
 	single := p.DeepCopy()

@@ -40,8 +40,10 @@ type scope struct {
 	plan       v1alpha1.Plan
 	planned    bool   // plan is valid enough to apply
 	esPassword string // the job's Elasticsearch password (credentialsStep)
-	desired    []*unstructured.Unstructured
-	failures   []*childError // children the API server refused to apply or delete
+	// emptyBrokers: the broker to empty before the pool goes from two brokers to one (stepBrokers)
+	emptyBrokers []int32
+	desired      []*unstructured.Unstructured
+	failures     []*childError // children the API server refused to apply or delete
 }
 
 // load reads the pipeline and returns its scope; nil when there is nothing to reconcile (the

@@ -167,7 +167,7 @@ func (r *PipelineReconciler) buildDesired(_ context.Context, s *scope) error {
 		served[gvk.String()] = true
 	}
 	in := desired.Inputs{Pipeline: s.pipeline, Plan: s.plan, IngestImage: r.IngestImage, ElasticsearchPassword: s.esPassword,
-		BrokersLeaving: brokersLeaving(s.observed, s.pipeline, s.plan.Brokers)}
+		EmptyBrokers: s.emptyBrokers}
 	for _, obj := range desired.All(in) {
 		if served[obj.GroupVersionKind().String()] {
 			s.desired = append(s.desired, obj)

@@ -24,6 +24,9 @@ func All(in Inputs) []*unstructured.Unstructured {
 	if t := RebalanceTemplate(in); t != nil {
 		objs = append(objs, t)
 	}
+	if rb := BrokerRemoval(in); rb != nil {
+		objs = append(objs, rb)
+	}
 	objs = append(objs, NodePools(in)...)
 	objs = append(objs, Kafka(in), Topic(in), KafkaUser(in),
 		ElasticsearchUserSecret(in), ElasticsearchRolesSecret(in), Elasticsearch(in))

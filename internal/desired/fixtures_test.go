@@ -20,6 +20,7 @@ func testCases() []testCase {
 	cases := []testCase{
 		{name: "split-tiers", in: splitTiers()},
 		{name: "single-tier-delete", in: singleTierDelete()},
+		{name: "last-broker-emptying", in: lastBrokerEmptying()},
 		{name: "last-broker-leaving", in: lastBrokerLeaving()},
 		{name: "strata-job", in: strataJob()},
 	}
@@ -176,16 +177,25 @@ func singleTierDelete() Inputs {
 	return Inputs{Pipeline: p, Plan: plan}
 }
 
-// lastBrokerLeaving is splitTiers stepping down from two brokers to one: the cluster was created
-// with three brokers, so its quorum stays three controllers, and Cruise Control and its rebalance
-// template stay while the second broker leaves (Strimzi's remove-brokers rebalance empties it).
+// lastBrokerEmptying is splitTiers on its way from two brokers to one: the cluster was created
+// with three brokers, so its quorum stays three controllers; the pool still has two brokers and
+// Cruise Control, and the KafkaRebalance that empties broker 4 (the highest ID, which Strimzi
+// removes first) runs before the pool is lowered.
+func lastBrokerEmptying() Inputs {
+	in := lastBrokerLeaving()
+	in.Plan.Brokers = 2
+	in.EmptyBrokers = []int32{4}
+	return in
+}
+
+// lastBrokerLeaving is the step after lastBrokerEmptying: broker 4 is empty, the pool goes to one
+// broker and Cruise Control goes with it (Strimzi refuses it with one broker).
 func lastBrokerLeaving() Inputs {
 	in := splitTiers()
 	in.Plan.Brokers, in.Plan.ReplicationFactor, in.Plan.MinInSyncReplicas = 1, 1, 1
 	in.Plan.MetadataVolumes = []v1alpha1.MetadataVolume{
 		{Role: v1alpha1.RoleKafkaController, Size: q("10Gi"), Replicas: 3},
 	}
-	in.BrokersLeaving = true
 	return in
 }
 

@@ -177,20 +177,20 @@ func TestControllerReplicas(t *testing.T) {
 	}
 }
 
-// TestCruiseControlWhileBrokersLeave: one broker planned gets no Cruise Control, unless brokers
-// are still leaving; two or more always get it.
-func TestCruiseControlWhileBrokersLeave(t *testing.T) {
+// TestCruiseControlFromTwoBrokers: Cruise Control, its rebalance template and the broker
+// removal exist only with two brokers or more; the removal only when a broker is to be emptied.
+func TestCruiseControlFromTwoBrokers(t *testing.T) {
 	for _, tt := range []struct {
-		brokers int32
-		leaving bool
-		want    bool
-	}{{1, false, false}, {1, true, true}, {2, false, true}, {3, true, true}} {
+		brokers          int32
+		empty            []int32
+		wantCC, wantRemv bool
+	}{{1, nil, false, false}, {1, []int32{4}, false, false}, {2, nil, true, false}, {2, []int32{4}, true, true}, {3, nil, true, false}} {
 		in := splitTiers()
-		in.Plan.Brokers, in.Plan.ReplicationFactor, in.BrokersLeaving = tt.brokers, 1, tt.leaving
+		in.Plan.Brokers, in.Plan.ReplicationFactor, in.EmptyBrokers = tt.brokers, 1, tt.empty
 		_, hasCC, _ := unstructured.NestedMap(Kafka(in).Object, "spec", "cruiseControl")
-		if hasCC != tt.want || (RebalanceTemplate(in) != nil) != tt.want {
-			t.Errorf("%d brokers, leaving %v: cruiseControl %v, template %v; want %v", tt.brokers, tt.leaving,
-				hasCC, RebalanceTemplate(in) != nil, tt.want)
+		if hasCC != tt.wantCC || (RebalanceTemplate(in) != nil) != tt.wantCC || (BrokerRemoval(in) != nil) != tt.wantRemv {
+			t.Errorf("%d brokers, emptying %v: cruiseControl %v, template %v, removal %v; want %v, %v, %v", tt.brokers, tt.empty,
+				hasCC, RebalanceTemplate(in) != nil, BrokerRemoval(in) != nil, tt.wantCC, tt.wantCC, tt.wantRemv)
 		}
 	}
 }

@@ -130,15 +130,16 @@ func cruiseControl(in Inputs) object {
 }
 
 // hasCruiseControl says whether the cluster runs Cruise Control (and so auto-rebalancing and
-// its KafkaRebalance template): with two brokers or more, and while brokers are leaving. Strimzi
-// rejects Cruise Control on a cluster of fewer than two brokers (strimzi-kafka-operator 1.2.0,
-// cluster-operator/.../model/cruisecontrol/CruiseControlMetricsReporter.java,
-// validateCruiseControl), but it counts the brokers still running: a scale-down of brokers that
-// hold partitions is reverted until the remove-brokers rebalance has emptied them
-// (.../operator/assembly/KafkaClusterCreator.java, revertScaleDown). Dropping Cruise Control in
-// the apply that lowers the pool from two brokers to one would leave that rebalance nothing to
-// run on, and the broker stuck.
-func hasCruiseControl(in Inputs) bool { return in.Plan.Brokers >= 2 || in.BrokersLeaving }
+// its KafkaRebalance template): with two brokers or more. Strimzi refuses the whole Kafka when
+// Cruise Control is asked for with fewer, counting the brokers the node pools ask for, not the
+// ones still running: KafkaCluster.fromCrd passes that count to validateCruiseControl
+// (strimzi-kafka-operator 1.2.0, cluster-operator/src/main/java/io/strimzi/operator/cluster/
+// model/cruisecontrol/CruiseControlMetricsReporter.java), which throws InvalidResourceException
+// "Cruise Control cannot be deployed with a Kafka cluster which has only one broker" before any
+// scale-down is looked at. So the last broker but one is emptied first, while Cruise Control
+// still runs (BrokerRemoval), and Cruise Control goes in the apply that lowers the pool to one
+// broker: Strimzi's scale-down check then finds that broker empty.
+func hasCruiseControl(in Inputs) bool { return in.Plan.Brokers >= 2 }
 
 // NetworkCapacity formats a rate in bytes per second as Strimzi's brokerCapacity wants it
 // (pattern ^[0-9]+([KMG]i?)?B/s$): whole KiB/s, rounded down so that Cruise Control never

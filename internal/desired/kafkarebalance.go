@@ -23,7 +23,7 @@ const MinRebalanceThrottlePercent = 10
 // The throttle bounds the bandwidth partition moves take from each broker to what the
 // pipeline's own traffic leaves of the usable link (the bandwidth model's figures), and at
 // least MinRebalanceThrottlePercent of the link. It returns nil when the cluster runs no Cruise
-// Control (fewer than two brokers, none leaving).
+// Control (fewer than two brokers).
 func RebalanceTemplate(in Inputs) *unstructured.Unstructured {
 	if !hasCruiseControl(in) {
 		return nil
@@ -35,6 +35,35 @@ func RebalanceTemplate(in Inputs) *unstructured.Unstructured {
 	}
 	return newObject(KafkaRebalanceGVK, p, RebalanceTemplateName(p), AppKafka, ComponentKafkaRebalance,
 		nil, map[string]string{RebalanceTemplateAnnotation: "true"}, object{"spec": spec})
+}
+
+// RebalanceAutoApprovalAnnotation makes Strimzi run a KafkaRebalance's proposal as soon as it is
+// ready, without a person approving it.
+const RebalanceAutoApprovalAnnotation = "strimzi.io/rebalance-auto-approval"
+
+// BrokerRemoval builds the KafkaRebalance that moves every partition replica off
+// in.EmptyBrokers (mode remove-brokers), approved automatically, at the rebalance throttle. The
+// operator asks for it before it lowers the broker pool from two brokers to one: with one broker
+// left Strimzi refuses Cruise Control (see hasCruiseControl), so the remove-brokers rebalance
+// that Strimzi's auto-rebalance runs for every other scale-down cannot run for that one. Once
+// the KafkaRebalance is Ready the broker holds nothing, the pool goes to one broker, and this
+// object is no longer wanted. nil when there is nothing to empty or no Cruise Control.
+func BrokerRemoval(in Inputs) *unstructured.Unstructured {
+	if len(in.EmptyBrokers) == 0 || !hasCruiseControl(in) {
+		return nil
+	}
+	p := in.Pipeline
+	brokers := make([]any, len(in.EmptyBrokers))
+	for i, id := range in.EmptyBrokers {
+		brokers[i] = int64(id)
+	}
+	spec := object{"mode": "remove-brokers", "brokers": brokers}
+	if t := RebalanceThrottle(in.Plan); t > 0 {
+		spec["replicationThrottle"] = t
+	}
+	return newObject(KafkaRebalanceGVK, p, BrokerRemovalName(p), AppKafka, ComponentKafkaRebalance,
+		map[string]string{StrimziClusterLabel: KafkaName(p)}, map[string]string{RebalanceAutoApprovalAnnotation: "true"},
+		object{"spec": spec})
 }
 
 // RebalanceThrottle is the replication throttle of rebalances in bytes per second: the usable

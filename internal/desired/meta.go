@@ -18,11 +18,10 @@ import (
 type Inputs struct {
 	Pipeline *v1alpha1.AnalyticsPipeline
 	Plan     v1alpha1.Plan
-	// BrokersLeaving says that brokers are leaving the cluster: the broker pool still runs more
-	// brokers than the plan, or Strimzi's auto-rebalance is under way. Cruise Control then stays
-	// even when the plan has one broker left, since Strimzi removes a broker only once Cruise
-	// Control's remove-brokers rebalance has moved its partitions off (see hasCruiseControl).
-	BrokersLeaving bool
+	// EmptyBrokers are brokers to empty now, with a remove-brokers KafkaRebalance, before the
+	// broker pool is lowered: the last broker but one, whose partitions must be moved off while
+	// the cluster still has two brokers and Cruise Control (see BrokerRemoval).
+	EmptyBrokers []int32
 	// ElasticsearchPassword is the password of the job's Elasticsearch user: read from its
 	// Secret, or generated once by the controller when the Secret does not exist yet; empty
 	// (a dry run, `strata plan`): the Secret is built without one.
@@ -245,6 +244,11 @@ func KafkaMetricsConfigMapName(p *v1alpha1.AnalyticsPipeline) string {
 // RebalanceTemplateName is the KafkaRebalance that configures auto-rebalancing.
 func RebalanceTemplateName(p *v1alpha1.AnalyticsPipeline) string {
 	return KafkaName(p) + "-rebalance-template"
+}
+
+// BrokerRemovalName is the name of the KafkaRebalance that empties the last broker but one.
+func BrokerRemovalName(p *v1alpha1.AnalyticsPipeline) string {
+	return KafkaName(p) + "-remove-brokers"
 }
 
 // BootstrapServers is the bootstrap address of p's Kafka cluster (plain listener).

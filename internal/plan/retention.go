@@ -20,7 +20,14 @@ import (
 // log.retention.check.interval.ms (300000 by default) between checks. A broker holds
 // ⌈partitions × RF ÷ brokers⌉ partition replicas. The plan picks segment.bytes and
 // retention.bytes so that all of that stays under kafkaSafePercent of the log volume (a full
-// log directory takes the broker offline).
+// log directory takes the broker offline), and under cruiseControlDiskPercent of the claim's
+// declared size: Strimzi declares that size to Cruise Control as the broker's disk capacity
+// (strimzi-kafka-operator 1.2.0, cluster-operator/src/main/java/io/strimzi/operator/cluster/
+// model/cruisecontrol/Capacity.java, generateJbodDiskCapacity: each JBOD volume's size), whatever
+// the local disk behind the claim holds, and Cruise Control's DiskCapacityGoal, a hard goal,
+// refuses every proposal — add-brokers and remove-brokers alike — that leaves a broker above
+// disk.capacity.threshold of it (0.8 by default: cruise-control AnalyzerConfig,
+// DEFAULT_DISK_CAPACITY_THRESHOLD). Over it, once retention fills, no broker could join or leave.
 //
 // Elasticsearch. Each record is stored 1 + replicas times. Elasticsearch blocks writes at the
 // flood-stage watermark (95 %) and moves shards away at the high watermark (90 %); the plan
@@ -32,7 +39,10 @@ import (
 // takes to fill at the executor's input rate.
 
 const (
-	kafkaSafePercent              = 85
+	kafkaSafePercent = 85
+	// cruiseControlDiskPercent is Cruise Control's disk.capacity.threshold (80 %) less a margin
+	// of 5 points: a rebalance moves replicas onto brokers that already hold their share.
+	cruiseControlDiskPercent      = 75
 	kafkaRetentionCheckSeconds    = 300      // log.retention.check.interval.ms default
 	kafkaMaxSegmentBytes          = 1 << 30  // Kafka's default segment.bytes
 	kafkaMinSegmentBytes          = 16 << 20 // small segments mean many files; below this, refuse
@@ -50,15 +60,15 @@ type kafkaRetention struct {
 	retentionBytes, segmentBytes, retentionMs, seconds int64
 }
 
-// planKafkaRetention sizes retention.bytes for the log volume. diskWrite is the busiest
-// broker's log write rate: that of the held replicas.
-func planKafkaRetention(k v1alpha1.KafkaSpec, partitions, brokers int32, volume resource.Quantity,
+// planKafkaRetention sizes retention.bytes for the log volume and the size its claim declares.
+// diskWrite is the busiest broker's log write rate: that of the held replicas.
+func planKafkaRetention(k v1alpha1.KafkaSpec, partitions, brokers int32, volume, declared resource.Quantity,
 	diskWrite *big.Rat, why *reasons) kafkaRetention {
 	if partitions <= 0 || brokers <= 0 || diskWrite.Sign() <= 0 {
 		return kafkaRetention{}
 	}
 	held := ceilInt(quo(ratInt(int64(partitions)*int64(k.ReplicationFactor)), ratInt(int64(brokers)))).Int64()
-	safe := pct(ratOf(volume), kafkaSafePercent)
+	safe := minRat(pct(ratOf(volume), kafkaSafePercent), pct(ratOf(declared), cruiseControlDiskPercent))
 	free := new(big.Rat).Sub(safe, mul(diskWrite, ratInt(kafkaRetentionCheckSeconds)))
 	perPartition := floor64(quo(free, ratInt(held)))
 	segment := min(int64(kafkaMaxSegmentBytes), perPartition/rolloversPerRetentionFraction)
@@ -137,7 +147,7 @@ type retentionInputs struct {
 func planRetention(s *v1alpha1.AnalyticsPipelineSpec, w workload, ts tierSet, ps []placement,
 	in retentionInputs, why *reasons) v1alpha1.RetentionPlan {
 	vol := func(i int) resource.Quantity { return realVolume(ts[ps[i].tier], ps[i].size) }
-	k := planKafkaRetention(s.Kafka, in.partitions, in.brokers, vol(0), in.brokerWrite, why)
+	k := planKafkaRetention(s.Kafka, in.partitions, in.brokers, vol(0), claimSize(ts[ps[0].tier], ps[0].size), in.brokerWrite, why)
 	es := planESRetention(w, *s.Elasticsearch.Replicas, in.shards, in.dataNodes, vol(3), why)
 	ps[0].write, ps[0].retention = in.brokerWrite, k.seconds
 	for i := 1; i <= 2; i++ {

@@ -191,3 +191,38 @@ func TestMetadataVolumesOffTheLocalDisks(t *testing.T) {
 		t.Errorf("missing masters' tier: %v", err)
 	}
 }
+
+// TestKafkaRetentionUnderCruiseControlsDiskThreshold: what a broker keeps at full retention
+// (its replicas at retention.bytes plus two segments each, plus a retention check's writes)
+// stays under 75 % of the claim size Strimzi declares to Cruise Control as its disk capacity
+// (Cruise Control refuses every rebalance that leaves a broker above 80 % of it), and under
+// 85 % of the volume it really gets. The sample's 200Gi claims on 400Gi local disks were
+// planned to fill 85 % of the disk: 340Gi against a declared 200Gi.
+func TestKafkaRetentionUnderCruiseControlsDiskThreshold(t *testing.T) {
+	for _, c := range []struct {
+		name, claim string
+		volume      string // what the claim really gets
+	}{
+		{"sample: 200Gi claims on 400Gi local disks", "200Gi", "400Gi"},
+		{"claims of the whole disk", "400Gi", "400Gi"},
+		{"small claims", "50Gi", "400Gi"},
+	} {
+		in := gen.Pipeline(gen.SetProducers(2))
+		in.Spec.Kafka.Storage.Size = q(c.claim)
+		p := mustCompute(t, in, realTiers(100))
+		held := (int64(p.Partitions)*int64(p.ReplicationFactor) + int64(p.Brokers) - 1) / int64(p.Brokers)
+		keeps := held*(p.Retention.KafkaRetentionBytes+2*p.Retention.KafkaSegmentBytes) + 300*p.BrokerReceiveBytesPerSecond
+		claim, volume := q(c.claim), q(c.volume)
+		if limit := claim.Value() * 75 / 100; keeps > limit {
+			t.Errorf("%s: a broker keeps %s, over 75%% of the declared %s (%s)", c.name,
+				resource.NewQuantity(keeps, resource.BinarySI), c.claim, resource.NewQuantity(limit, resource.BinarySI))
+		}
+		if limit := volume.Value() * 85 / 100; keeps > limit {
+			t.Errorf("%s: a broker keeps %s, over 85%% of its %s volume", c.name, resource.NewQuantity(keeps, resource.BinarySI), c.volume)
+		}
+		if keeps < claim.Value()*60/100 {
+			t.Errorf("%s: a broker keeps only %s of a %s claim: retention wastes the disk", c.name,
+				resource.NewQuantity(keeps, resource.BinarySI), c.claim)
+		}
+	}
+}

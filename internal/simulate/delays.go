@@ -20,10 +20,10 @@ type Delays struct {
 	// the links allow: 0, the default, means the spare capacity of the links the moves cross
 	// (see rebalanceRate).
 	RebalanceBytesPerSecond int64 `json:"rebalanceBytesPerSecond"`
-	// BrokerDataFraction is the share of each broker's log volume holding data that a
-	// rebalance moves. 0.85: brokers keep data up to the share of their volume their
-	// retention allows (docs/storage-tiers.md), which is where a pipeline that has run longer
-	// than its retention sits.
+	// BrokerDataFraction is the share of each broker's log claim holding data that a rebalance
+	// moves. 0.75: the plan keeps a broker's log under 75 % of the size its claim declares,
+	// which Strimzi gives Cruise Control as the broker's disk (docs/storage-tiers.md), and a
+	// pipeline that has run longer than its retention sits there.
 	BrokerDataFraction float64 `json:"brokerDataFraction"`
 	// SparkResubmit is how long the job is down after a change of its executors or memory:
 	// the Spark operator (kubeflow/spark-operator v2.5.2, internal/controller/
@@ -45,7 +45,7 @@ type Delays struct {
 func DefaultDelays() Delays {
 	return Delays{
 		BrokerStart:        90 * time.Second,
-		BrokerDataFraction: 0.85,
+		BrokerDataFraction: 0.75,
 		SparkResubmit:      60 * time.Second,
 		DataNodeStart:      120 * time.Second,
 		DataNodeDrain:      10 * time.Minute,
