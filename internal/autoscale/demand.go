@@ -148,6 +148,17 @@ func (r *recommender) catchUpSeconds() float64 {
 	return r.pol.CatchUp.Seconds()
 }
 
+// units is how many units of capacity each carry the demand: at the target utilization, and the
+// demand plus the lag's drain at full capacity (catchUp). While the producers flush what waited
+// for Kafka, all of the ingest is a catch-up, carried at full capacity: sized at the target, it
+// would ask for units that stand idle once the flush is sent.
+func (d demand) units(each float64, target int32) int32 {
+	if d.flushing {
+		return countFor(d.rate+d.drain, each)
+	}
+	return catchUp(d.rate, d.rate+d.drain, each, target)
+}
+
 // describe says in a few words what the demand is, for messages.
 func (d demand) describe() string {
 	s := fmt.Sprintf("ingest %.0f msgs/s", d.ingest)

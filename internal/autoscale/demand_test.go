@@ -105,6 +105,11 @@ func TestBacklogFlushAfterBrokersJoinProbesNoFurther(t *testing.T) {
 	if got := r.changes(); strings.Contains(got, "Brokers") {
 		t.Errorf("changes %q: brokers scaled while the producers' backlog flushed", got)
 	}
+	// The executors carry the flush at full capacity (31,250 at 4,000 each: 8): a flush is a
+	// catch-up, and executors sized for it at the target would stand idle once it is sent.
+	if got := r.changes(); strings.Contains(got, "Executors") {
+		t.Errorf("changes %q: executors scaled for the flush", got)
+	}
 	// After the catch-up time the saturation is the demand again.
 	r.pol.Safety.Settled = t0.Add(-time.Hour)
 	r.log = nil

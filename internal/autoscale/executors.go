@@ -45,7 +45,7 @@ func (r *recommender) executorReading(cur State, d demand) (reading, int64, bool
 
 	t := r.pol.TargetUtilizationPercent
 	rd := reading{
-		up:         catchUp(d.rate, d.rate+d.drain, float64(c), t),
+		up:         d.units(float64(c), t),
 		upReason:   "LagGrowing",
 		downReason: "Overprovisioned",
 	}

@@ -12,13 +12,11 @@ type Delays struct {
 	// creates their pods and Kafka starts and joins the cluster. New brokers take no traffic
 	// until partitions are moved onto them.
 	BrokerStart time.Duration `json:"brokerStart"`
-	// RebalanceBytesPerSecond is how fast Cruise Control moves partition replicas when brokers
-	// join or leave (Strimzi's auto-rebalance on scale-up and remove-brokers on scale-down).
-	// Strimzi sets no replication throttle unless KafkaRebalance spec.replicationThrottle is
-	// given (strimzi-kafka-operator, api/src/main/java/io/strimzi/api/kafka/model/rebalance/
-	// KafkaRebalanceSpec.java: "There is no limit by default"), so the moves run as fast as
-	// the links allow: 0, the default, means the spare capacity of the links the moves cross
-	// (see rebalanceRate).
+	// RebalanceBytesPerSecond is how fast Cruise Control moves partition replicas in all when
+	// brokers join or leave (Strimzi's auto-rebalance on scale-up and remove-brokers on
+	// scale-down). 0, the default, means the throttle the operator's rebalance template sets
+	// (desired.RebalanceThrottle: what the plan's traffic leaves of each broker's link), per
+	// broker sending and per broker receiving.
 	RebalanceBytesPerSecond int64 `json:"rebalanceBytesPerSecond"`
 	// BrokerDataFraction is the share of each broker's log claim holding data that a rebalance
 	// moves. 0.75: the plan keeps a broker's log under 75 % of the size its claim declares,

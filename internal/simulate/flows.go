@@ -49,13 +49,6 @@ func (f *flows) over(t, rng int) (in, out, inBytes, outBytes, lagThen float64) {
 		(now.outBytes - then.outBytes) / d, then.lag
 }
 
-// linkRates returns the brokers' total send and receive rates over the last rng seconds.
-func (f *flows) linkRates(t, rng int, replication int32) (tx, rx float64) {
-	_, _, inBytes, outBytes, _ := f.over(t, min(rng, t))
-	r := float64(replication)
-	return outBytes + inBytes*(r-1), inBytes * r
-}
-
 // age is how long, at the end of second t, the oldest record not yet indexed has waited, less
 // the one second every record spends in the pipeline here: 0 when nothing waits.
 func (f *flows) age(t int) float64 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/autoscale"
+	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/plan"
 )
 
@@ -270,35 +271,37 @@ func (s *sim) count(now float64, ch v1alpha1.AutoscalingDecision) {
 	s.last[i] = lastAction{up: up, at: now, seen: true}
 }
 
-// minRebalanceShare is the share of the sending brokers' links unthrottled moves get when the
-// links are full of traffic already: replica fetchers compete with clients for the link.
-const minRebalanceShare = 0.25
-
 // brokerChange is when brokers going from what serves now to `to` carry load: new brokers after
 // they start and Cruise Control has moved their share of the data onto them; leaving ones once
-// their data is moved off. Moves run at the throttle, else as fast as the links they cross
-// have room: the new brokers' links inbound, the others' outbound (at least minRebalanceShare).
+// their data is moved off. Cruise Control throttles the moves with the rebalance template's
+// replicationThrottle, which the operator sets to what the plan's own traffic leaves of each
+// broker's link (desired.RebalanceThrottle, at least a tenth of it): each sending and each
+// receiving broker moves at most that much a second. delays.rebalanceBytesPerSecond, when set,
+// is the rate of the whole move instead.
 func (s *sim) brokerChange(now float64, to int32, c capacity) *change {
 	from := s.serving.Brokers
 	if to == from {
 		return nil
 	}
 	perBroker := c.brokerData * s.delays.BrokerDataFraction
-	tx, rx := s.flows.linkRates(int(now), s.rangeSec, s.p.Spec.Kafka.ReplicationFactor)
+	throttle := float64(desired.RebalanceThrottle(s.applied))
+	if throttle <= 0 {
+		throttle = c.link
+	}
 	var moved, rate float64
 	start := 0.0
 	if to > from {
 		k := float64(to - from)
 		moved = perBroker * float64(from) * k / float64(to)
-		rate = math.Min(k*c.link, math.Max(float64(from)*c.link-tx, minRebalanceShare*float64(from)*c.link))
+		rate = math.Min(k, float64(from)) * throttle
 		start = s.delays.BrokerStart.Seconds()
 	} else {
 		k := float64(from - to)
 		moved = perBroker * k
-		rate = math.Min(k*c.link, math.Max(float64(to)*c.link-rx, minRebalanceShare*float64(to)*c.link))
+		rate = math.Min(k, float64(to)) * throttle
 	}
 	if s.delays.RebalanceBytesPerSecond > 0 {
-		rate = math.Min(rate, float64(s.delays.RebalanceBytesPerSecond))
+		rate = float64(s.delays.RebalanceBytesPerSecond)
 	}
 	took := 0.0
 	if rate > 0 {

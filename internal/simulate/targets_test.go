@@ -132,7 +132,7 @@ func judge(sc scenario, r *Result) []verdict {
 	switch sc.kind {
 	case kindStep:
 		reached := reachedAfter(r, sc.stepAt)
-		out = append(out, verdict{fmt.Sprintf("capacity >= demand within 10 min of the step (%s)", minutes(reached)), reached <= 600})
+		out = append(out, verdict{fmt.Sprintf("capacity >= demand (for 5 min) within 10 min of the step (%s)", minutes(reached)), reached <= 600})
 		var ups, downs []string
 		okUps, noDown := true, true
 		for _, name := range []string{v1alpha1.ResourceBrokers, v1alpha1.ResourceExecutors, v1alpha1.ResourceElasticsearchDataNodes} {
@@ -153,21 +153,27 @@ func judge(sc scenario, r *Result) []verdict {
 	return out
 }
 
-// reachedAfter is how long after at the capacity first reached the demand and stayed there to
-// the end of the trace (the series' resolution: one autoscaler interval); +Inf if never.
+// reachedAfter is how long after at the capacity first reached the demand and held it for five
+// minutes (the series' resolution: one autoscaler interval); +Inf if never. A later dip (a job
+// resubmitted for a scale-down) counts in the time below demand, not here.
 func reachedAfter(r *Result, at float64) float64 {
-	reached := math.Inf(1)
+	const hold = 300
+	start := math.Inf(1)
 	for _, s := range r.Series {
 		if s.Time < at {
 			continue
 		}
-		if s.Capacity < s.Demand {
-			reached = math.Inf(1)
-		} else if math.IsInf(reached, 1) {
-			reached = s.Time - at
+		switch {
+		case s.Capacity < s.Demand:
+			start = math.Inf(1)
+		case math.IsInf(start, 1):
+			start = s.Time
+		}
+		if s.Time-start >= hold {
+			return start - at
 		}
 	}
-	return reached
+	return math.Inf(1)
 }
 
 func minutes(s float64) string {
