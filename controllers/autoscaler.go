@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -204,11 +205,23 @@ func (r *PipelineReconciler) autoscale(p *v1alpha1.AnalyticsPipeline, conds cond
 
 // policy is what Recommend decides with (autoscale.NewPolicy), with what Strimzi and the Spark
 // operator report now.
-func policy(p *v1alpha1.AnalyticsPipeline, base v1alpha1.Plan, obs observed, rebalances []*unstructured.Unstructured) autoscale.Policy {
+func policy(p *v1alpha1.AnalyticsPipeline, base v1alpha1.Plan, obs observed, safety autoscale.BrokerSafety) autoscale.Policy {
 	app := obs.get(desired.SparkApplicationGVK, p.Namespace, desired.SparkApplicationName(p))
-	safety := autoscale.StrimziSafety(obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
-		obs.get(desired.KafkaNodePoolGVK, p.Namespace, desired.BrokerPoolName(p)), rebalances)
 	return autoscale.NewPolicy(p, base, safety, sparkStatus(app).status == metav1.ConditionTrue)
+}
+
+// brokerSafety is whether brokers may leave now, as Strimzi reports it on the Kafka, the broker
+// pool and the cluster's KafkaRebalances; when the KafkaRebalances cannot be listed, that is
+// unknown, and unknown holds a scale-down back.
+func (r *PipelineReconciler) brokerSafety(ctx context.Context, p *v1alpha1.AnalyticsPipeline, obs observed,
+	served []schema.GroupVersionKind) autoscale.BrokerSafety {
+	rebalances, err := r.rebalances(ctx, p, served)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "listing KafkaRebalances; broker scale-downs wait")
+		return autoscale.SafetyUnknown("listing the cluster's KafkaRebalances failed: " + err.Error())
+	}
+	return autoscale.StrimziSafety(obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
+		obs.get(desired.KafkaNodePoolGVK, p.Namespace, desired.BrokerPoolName(p)), rebalances)
 }
 
 // currentState is what runs now: the applied plan's counts, and the split and rate it used.
@@ -217,31 +230,24 @@ func currentState(p *v1alpha1.AnalyticsPipeline) autoscale.State {
 }
 
 // rebalances lists the KafkaRebalances of the pipeline's Kafka cluster, the ones Strimzi's
-// auto-rebalance creates included (they carry the strimzi.io/cluster label, not ours).
-func (r *PipelineReconciler) rebalances(ctx context.Context, p *v1alpha1.AnalyticsPipeline, served []schema.GroupVersionKind) []*unstructured.Unstructured {
-	found := false
-	for _, gvk := range served {
-		found = found || gvk == desired.KafkaRebalanceGVK
-	}
-	if !found {
-		return nil
+// auto-rebalance creates included (they carry the strimzi.io/cluster label, not ours); none when
+// the API server serves no KafkaRebalance.
+func (r *PipelineReconciler) rebalances(ctx context.Context, p *v1alpha1.AnalyticsPipeline,
+	served []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+	if !slices.Contains(served, desired.KafkaRebalanceGVK) {
+		return nil, nil
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(desired.KafkaRebalanceGVK.GroupVersion().WithKind("KafkaRebalanceList"))
 	if err := r.Client.List(ctx, list, client.InNamespace(p.Namespace),
 		client.MatchingLabels{desired.StrimziClusterLabel: desired.KafkaName(p)}); err != nil {
-		log.FromContext(ctx).Error(err, "listing KafkaRebalances; broker scale-downs wait")
-		// Unknown counts as running: no broker leaves on a guess.
-		u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{
-			"conditions": []any{map[string]any{"type": "Rebalancing", "status": "True"}}}}}
-		u.SetName("(unknown: " + err.Error() + ")")
-		return []*unstructured.Unstructured{u}
+		return nil, err
 	}
 	out := make([]*unstructured.Unstructured, len(list.Items))
 	for i := range list.Items {
 		out[i] = &list.Items[i]
 	}
-	return out
+	return out, nil
 }
 
 // announceDecisions records an event for each decision and counts it.

@@ -113,7 +113,7 @@ func (r *AutoscalingReconciler) read(ctx context.Context, p *v1alpha1.AnalyticsP
 	}
 	cur := p.DeepCopy()
 	cur.Status.Autoscaling = prior
-	pol := policy(cur, base, obs, r.Pipelines.rebalances(ctx, p, served))
+	pol := policy(cur, base, obs, r.Pipelines.brokerSafety(ctx, p, obs, served))
 	d := autoscale.Recommend(currentState(cur), read, pol, now)
 	r.Pipelines.announceDecisions(ctx, p, d)
 	out.decision, out.read = &d, read

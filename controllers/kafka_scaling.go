@@ -71,9 +71,7 @@ func (r *PipelineReconciler) stepBrokers(ctx context.Context, s *scope, planned 
 	if !ok || planned >= live {
 		return planned, ""
 	}
-	safety := autoscale.StrimziSafety(s.observed.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
-		s.observed.get(desired.KafkaNodePoolGVK, p.Namespace, desired.BrokerPoolName(p)),
-		r.rebalances(ctx, p, s.served))
+	safety := r.brokerSafety(ctx, p, s.observed, s.served)
 	step, held := autoscale.BrokerStep(live, planned, safety)
 	if held != "" {
 		return step, fmt.Sprintf("brokers stay at %d (%d planned) until Strimzi may remove one: %s", step, planned, held)

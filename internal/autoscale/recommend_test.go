@@ -176,6 +176,10 @@ func TestRecommendBrokers(t *testing.T) {
 				p.Safety = BrokerSafety{Reason: "RebalanceRunning", Message: "auto-rebalance RebalanceOnScaleDown"}
 			},
 			want: "300s Brokers Blocked 6->3 RebalanceRunning"},
+		{name: "no scale-down while what Strimzi reports cannot be read",
+			start: 6, n: 14, series: steady(100 * mb),
+			pol:  func(p *Policy) { p.Safety = SafetyUnknown("listing the cluster's KafkaRebalances failed: forbidden") },
+			want: "300s Brokers Blocked 6->3 SafetyUnknown"},
 		{name: "no scale-down while Strimzi reports a blocked scale-down",
 			start: 6, n: 14, series: steady(100 * mb),
 			pol: func(p *Policy) {

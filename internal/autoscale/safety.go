@@ -110,6 +110,12 @@ func strimziSafety(kafka, brokerPool *unstructured.Unstructured, rebalances []*u
 	return BrokerSafety{}
 }
 
+// SafetyUnknown is the safety when what Strimzi reports cannot be read: no broker leaves on a
+// guess (scale-ups are never held back).
+func SafetyUnknown(why string) BrokerSafety {
+	return BrokerSafety{Reason: "SafetyUnknown", Message: why}
+}
+
 // joining counts the brokers of the add-brokers mode while a scale-up's auto-rebalance runs
 // (Strimzi 1.2.0, the Kafka CRD's status.autoRebalance.modes: the broker IDs of the current or
 // a queued auto-rebalance, per mode).
