@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,8 +24,15 @@ import (
 // Options size the lab.
 type Options struct {
 	// Brokers is the Kafka nodes to start (the pipeline's broker count: spec.kafka.brokers is
-	// pinned to it so the plan names it too).
+	// pinned to it so the plan names it too, unless MaxBrokers is more).
 	Brokers int
+	// MaxBrokers, when above Brokers, is spec.kafka.brokers.max: the autoscaler may ask for more
+	// brokers than run (the lab starts none of them; the decision is what is checked).
+	MaxBrokers int
+	// DeclaredMessagesPerSecond, when set, is spec.workload.messagesPerSecond in place of
+	// MessagesPerSecond: a pipeline declaring less than its producer sends, whose plan keeps
+	// Brokers brokers while the load needs more.
+	DeclaredMessagesPerSecond int64
 	// ReplicationFactor is spec.kafka.replicationFactor.
 	ReplicationFactor int32
 	// Workload is spec.workload: records per second and bytes each; the producer writes
@@ -109,8 +117,8 @@ const (
 func Pipeline(o Options) (*v1alpha1.AnalyticsPipeline, error) {
 	interval := int32(o.ScrapeInterval / time.Second)
 	p := gen.Pipeline(gen.SetName(PipelineNamespace, "lab"), gen.SetTopic("lab-events"),
-		gen.SetWorkload(o.MessagesPerSecond, o.MessageBytes),
-		gen.SetBrokers(int32(o.Brokers), int32(o.Brokers)),
+		gen.SetWorkload(cmp.Or(o.DeclaredMessagesPerSecond, o.MessagesPerSecond), o.MessageBytes),
+		gen.SetBrokers(int32(o.Brokers), int32(max(o.Brokers, o.MaxBrokers))),
 		gen.SetExecutors(labExecutors, labExecutors, labExecutorCores),
 		gen.SetSpec(func(s *v1alpha1.AnalyticsPipelineSpec) {
 			s.Workload.ConsumerMessagesPerSecond = o.CatchUpMessagesPerSecond
