@@ -201,10 +201,11 @@ func (r *recommender) unread(resource string, b Bounds, signals []Signal) {
 }
 
 // step records a reading in the resource's window and decides: up, when the whole scale-up
-// window asked for more, to what the latest reading needs; or down, no sooner than the scale-down delay
-// after the last scale-up, to the largest count the whole stabilisation window asked for (with
-// the hysteresis margin); within the bounds, outside the cool-down. mayLeave, when given, can
-// hold a scale-down back. It returns the resource's new target and whether it changed.
+// window asked for more, to what the latest reading needs; or down, no sooner than the
+// scale-down delay after the last scale-up, to the largest count the whole stabilisation window
+// asked for (with the hysteresis margin); within the bounds, outside the cool-down. mayLeave,
+// when given, can hold a scale-down back. It returns the resource's new target and whether it
+// changed.
 func (r *recommender) step(resource string, rd reading, current, target int32, b Bounds,
 	mayLeave func(from, to int32) (reason, message string)) (int32, bool) {
 	w := window(r.st, resource)
