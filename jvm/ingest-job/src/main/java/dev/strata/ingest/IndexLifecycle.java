@@ -31,8 +31,15 @@ final class IndexLifecycle {
   private static final Logger LOG = LoggerFactory.getLogger(IndexLifecycle.class);
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** The index template's priority; the dead-letter index's template is above it. */
-  static final int PRIORITY = 100;
+  /**
+   * The index template's priority; the dead-letter index's template is above it. Elasticsearch
+   * refuses a template whose patterns overlap another's at the same priority, and its built-in
+   * templates ({@code logs-*-*}, {@code metrics-*-*}, {@code synthetics-*-*}, ...) sit at 100,
+   * Fleet's integrations up to 200: a pipeline named {@code logs-...} failed at its first start.
+   * Elasticsearch's documentation (8.19, docs/reference/indices/index-templates.asciidoc) advises
+   * a priority over 500 for templates whose patterns overlap the built-in ones.
+   */
+  static final int PRIORITY = 600;
 
   private IndexLifecycle() {}
 

@@ -58,6 +58,9 @@ class IndexLifecycleTest {
     JsonNode dl = IndexLifecycle.deadLetterTemplate(c);
     assertEquals("readings-deadletter", dl.get("index_patterns").get(0).asText());
     assertTrue(dl.get("priority").asInt() > t.get("priority").asInt());
+    // Above Elasticsearch's built-in templates (100) and Fleet's (up to 200): a pipeline named
+    // logs-... or metrics-... must not collide with them.
+    assertTrue(t.get("priority").asInt() > 500, "index template priority " + t.get("priority"));
     assertFalse(dl.get("template").get("settings").has("index.lifecycle.name"));
     assertEquals(1, dl.get("template").get("settings").get("index.number_of_shards").asInt());
   }
