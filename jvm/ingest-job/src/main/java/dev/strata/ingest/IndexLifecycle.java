@@ -36,8 +36,10 @@ final class IndexLifecycle {
    * refuses a template whose patterns overlap another's at the same priority, and its built-in
    * templates ({@code logs-*-*}, {@code metrics-*-*}, {@code synthetics-*-*}, ...) sit at 100,
    * Fleet's integrations up to 200: a pipeline named {@code logs-...} failed at its first start.
-   * Elasticsearch's documentation (8.19, docs/reference/indices/index-templates.asciidoc) advises
-   * a priority over 500 for templates whose patterns overlap the built-in ones.
+   * Elastic's documentation, "Avoid index pattern collisions" (elasticsearch 8.x,
+   * docs/reference/indices/index-templates.asciidoc; now elastic/docs-content,
+   * manage-data/data-store/templates.md), advises a priority over 500 for templates whose patterns
+   * overlap the built-in ones.
    */
   static final int PRIORITY = 600;
 
