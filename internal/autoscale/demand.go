@@ -47,6 +47,9 @@ type demand struct {
 	// to carry traffic: the producers are sending what waited while Kafka was saturated, at
 	// all Kafka takes, and that says nothing of the demand once it is sent (see demand).
 	flushing bool
+	// inFlight: capped while brokers are joining: the step up that answers the saturation is
+	// on its way, and the demand is what the brokers applied carry at the target (see demand).
+	inFlight bool
 	// why says what capped the intake, for messages.
 	why string
 }
@@ -97,6 +100,16 @@ func (r *recommender) demand(cur State) demand {
 		return d
 	}
 	d.capped = true
+	if r.pol.Safety.Joining > 0 {
+		// Brokers are joining: the step up is on its way and takes load as their partitions
+		// move, which lets the ingest rise a little at every reading. Multiplying each of those
+		// readings again would add a broker, and executors, at every one (TCP likewise grows
+		// its window once per round trip, not once per acknowledgement); the demand is what the
+		// step asked for: what all the brokers applied carry at the target.
+		d.inFlight = true
+		d.rate = math.Max(ingest, r.carriedAtTarget(cur, d, tx, rx))
+		return d
+	}
 	if r.flushing() {
 		// The ingest is the producers' backlog flushing: the job must take it (it is the
 		// demand on the job), but more brokers for it would arrive after it is sent (a broker
@@ -106,6 +119,22 @@ func (r *recommender) demand(cur State) demand {
 	}
 	d.rate = ingest * r.saturatedFactor()
 	return d
+}
+
+// carriedAtTarget is the ingest the brokers applied carry with the busiest one's link at the
+// target utilization, the traffic growing in proportion to the ingest: the inverse of
+// brokerReading's sizing (the busiest broker's rates are linear in the totals).
+func (r *recommender) carriedAtTarget(cur State, d demand, tx, rx float64) float64 {
+	limit := float64(r.pol.LinkUsableBytesPerSecond) * float64(r.pol.TargetUtilizationPercent) / 100
+	if d.ingest <= 0 || rx <= 0 || limit <= 0 {
+		return 0
+	}
+	pl := cur.Placement
+	perRecord := rx / (float64(max(pl.ReplicationFactor, 1)) * d.ingest)
+	steadyTx := math.Max(tx-math.Max(d.processed-d.ingest, 0)*perRecord, 0)
+	busyRx, busyTx := pl.Busiest(rx, steadyTx, cur.Brokers)
+	k := limit / math.Max(busyRx, busyTx)
+	return d.ingest * k
 }
 
 // flushing says whether brokers the autoscaler added began to carry traffic less than the
@@ -165,6 +194,8 @@ func (d demand) describe() string {
 	switch {
 	case d.flushing:
 		s += fmt.Sprintf(" capped by Kafka (%s) while the producers send what waited for the brokers just added", d.why)
+	case d.inFlight:
+		s += fmt.Sprintf(" capped by Kafka (%s) while brokers join, so the demand is taken as the %.0f they carry at the target", d.why, d.rate)
 	case d.capped:
 		s += fmt.Sprintf(" capped by Kafka (%s), so the demand is taken as %.0f", d.why, d.rate)
 	}

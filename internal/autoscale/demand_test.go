@@ -91,6 +91,29 @@ func TestNoScaleDownOnACappedIngestWhileBrokersJoin(t *testing.T) {
 	}
 }
 
+// As partitions move onto joining brokers, each move takes some of the old brokers' load, and
+// the capped ingest rises at every reading. The step up that answers the saturation is on its
+// way: the demand is what the brokers applied carry at the target (5 × 80 % of 6,250 =
+// 25,000), not each reading's ingest multiplied again, which asked for one more broker and
+// more executors at nearly every reading.
+func TestRisingIngestWhileBrokersJoinAsksForNothingMore(t *testing.T) {
+	pol := pipelinePolicy()
+	pol.Safety = BrokerSafety{Reason: "RebalanceRunning", Message: "RebalanceOnScaleUp", Joining: 3}
+	r := pipelineRun(pol)
+	r.cur.Brokers, r.cur.Executors, r.cur.DataNodes = 5, 8, 8
+	r.cur.Status = &v1alpha1.AutoscalingStatus{Brokers: 5, Executors: 8, ElasticsearchDataNodes: 8}
+	r.series(40, func(i int) values {
+		in := 12500 + 2500*float64(i)/39 // the two old brokers' links stay full
+		return pipelineReading(in, in, 0, 0)
+	})
+	if got := r.changes(); got != "" {
+		t.Errorf("changes %q, want none: the brokers joining carry the 25,000 the step asked for", got)
+	}
+	if !strings.Contains(r.last.Summary, "while brokers join, so the demand is taken as the 25000 they carry at the target") {
+		t.Errorf("the summary does not say what the demand is taken as: %s", r.last.Summary)
+	}
+}
+
 // Once added brokers carry traffic, the producers send what waited, at all Kafka takes: within
 // the catch-up time that is no reason for more brokers, which would only arrive after it.
 func TestBacklogFlushAfterBrokersJoinProbesNoFurther(t *testing.T) {

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 )
 
@@ -31,6 +32,19 @@ func BenchmarkTargets(b *testing.B) {
 			b.Logf("%s\n%s", sc.name, out.String())
 			for _, v := range judge(sc, res) {
 				b.Logf("target %s: %s", sc.name, v)
+			}
+			if sc.kind == kindStep || sc.kind == kindSpike {
+				// The oracle (oracle.go): what knowing the load at once, and only scaling up,
+				// spends below demand on the same trace with the same delays.
+				ref, err := Oracle(p, tiers, sc.trace, DefaultDelays())
+				if err != nil {
+					b.Fatal(err)
+				}
+				line := fmt.Sprintf("oracle %s: below demand %.2f%% of the time", sc.name, 100*ref.SecondsBelowDemand/ref.DurationSeconds)
+				if sc.kind == kindStep {
+					line += "; capacity >= demand (for 5 min) " + minutes(reachedAfter(ref, sc.stepAt)) + " after the step"
+				}
+				b.Log(line)
 			}
 		})
 	}

@@ -21,13 +21,13 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // pipeline's spec.autoscaling settings are used whether or not it is enabled there; its
 // declared workload stays the floor the autoscaler never scales below, as in the operator.
 func Run(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, delays Delays) (*Result, error) {
-	return run(p, tiers, tr, delays, nil)
+	return run(p, tiers, tr, delays, nil, false)
 }
 
 // run is Run with a source of under-replicated partitions (nil: none), which tests use to check
-// the autoscaler's safety gate.
+// the autoscaler's safety gate, and the oracle in place of the autoscaler (Oracle).
 func run(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, delays Delays,
-	underReplicated func(seconds float64) float64) (*Result, error) {
+	underReplicated func(seconds float64) float64, oracle bool) (*Result, error) {
 	if err := delays.Validate(); err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func run(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, 
 		return nil, err
 	}
 	s := &sim{p: p, tiers: tiers, trace: tr, delays: delays, model: newModel(p, tiers), res: &Result{},
-		underReplicated: underReplicated, settled: -1}
+		underReplicated: underReplicated, settled: -1, oracle: oracle}
 	if err := s.start(); err != nil {
 		return nil, err
 	}
@@ -80,12 +80,18 @@ type sim struct {
 	last         [3]lastAction
 
 	underReplicated func(seconds float64) float64
+	// oracle: the counts are the static plan for the load of the moment (oracle.go), not the
+	// autoscaler's.
+	oracle bool
 }
 
-// change is a change of a resource's replicas on its way: it carries load from at on.
+// change is a change of a resource's replicas on its way: it carries load from at on. A
+// broker change moves partitions from begin to at, and load shifts as they move (see capacity).
 type change struct {
-	to int32
-	at float64
+	to    int32
+	at    float64
+	from  int32
+	begin float64
 }
 
 type lastAction struct {
@@ -126,7 +132,7 @@ func (s *sim) run() error {
 		now := float64(t)
 		s.arrive(now)
 		pt := s.trace.At(now)
-		c, err := s.capacity(pt.MessageBytes)
+		c, err := s.capacity(now, pt.MessageBytes)
 		if err != nil {
 			return err
 		}
@@ -217,15 +223,21 @@ func (s *sim) decide(now float64, c capacity) error {
 	}
 	pol := autoscale.NewPolicy(s.p, base, safety, now >= s.sparkDownUntil)
 	before := autoscale.Base(s.p, s.st).Spec.Spark.Memory
-	d := autoscale.Recommend(autoscale.NewState(s.p, s.applied, s.st), s.observe(int(now), at), pol, at)
-	s.st = &d.Status
-	for _, ch := range d.Changes {
-		s.res.Decisions = append(s.res.Decisions, Decision{Seconds: now, AutoscalingDecision: ch})
-		s.count(now, ch)
-	}
-	next, err := plan.Compute(autoscale.Apply(s.p, s.st), s.tiers)
-	if err != nil {
-		return err
+	var next v1alpha1.Plan
+	if s.oracle {
+		if next, err = s.foresee(now); err != nil {
+			return err
+		}
+	} else {
+		d := autoscale.Recommend(autoscale.NewState(s.p, s.applied, s.st), s.observe(int(now), at), pol, at)
+		s.st = &d.Status
+		for _, ch := range d.Changes {
+			s.res.Decisions = append(s.res.Decisions, Decision{Seconds: now, AutoscalingDecision: ch})
+			s.count(now, ch)
+		}
+		if next, err = plan.Compute(autoscale.Apply(s.p, s.st), s.tiers); err != nil {
+			return err
+		}
 	}
 	from, to := countsOf(s.applied), countsOf(next)
 	s.applied = next
@@ -307,16 +319,46 @@ func (s *sim) brokerChange(now float64, to int32, c capacity) *change {
 	if rate > 0 {
 		took = moved / rate
 	}
-	return &change{to: to, at: now + start + took}
+	return &change{to: to, at: now + start + took, from: from, begin: now + start}
 }
 
-// capacity is what the serving replicas carry. Brokers joining carry nothing until Cruise
-// Control has moved their partitions onto them: a broker takes traffic for a partition only
-// as its leader or in-sync follower, which it becomes once it holds the partition's log
-// (Strimzi's add-brokers auto-rebalance, then a preferred-leader election). Brokers leaving
-// carry their share until their partitions are moved off.
-func (s *sim) capacity(bytes int64) (capacity, error) {
-	return s.model.capacity(s.serving, bytes)
+// capacity is what the serving replicas carry. While Cruise Control moves partitions, the load
+// shifts one partition at a time: Kafka's controller, once a reassigned partition's new replicas
+// are in sync, drops the old ones and, when the leader was among them, elects the first replica
+// of the new assignment (Cruise Control lists the broker it means to lead first), so each moved
+// partition's produce and fetch traffic leaves the old broker as its move completes. Cruise
+// Control runs the moves in batches of a few partitions per broker
+// (num.concurrent.partition.movements.per.broker), so over a move of many partitions the shift
+// is close to linear in time. Joining brokers take load in that measure; leaving ones hand it
+// over in that measure, and the busiest broker, which bounds Kafka's intake, is an old one
+// when brokers join and a staying one when they leave.
+func (s *sim) capacity(now float64, bytes int64) (capacity, error) {
+	c, err := s.model.capacity(s.serving, bytes)
+	ch := s.pending[0]
+	if err != nil || ch == nil || now <= ch.begin || ch.at <= ch.begin || ch.from != s.serving.Brokers {
+		return c, err
+	}
+	next, err := s.model.capacity(counts{Brokers: ch.to, Executors: s.serving.Executors, DataNodes: s.serving.DataNodes}, bytes)
+	if err != nil {
+		return c, err
+	}
+	c.kafka = shiftedKafka(c.kafka, next.kafka, ch.from, ch.to, (now-ch.begin)/(ch.at-ch.begin))
+	return c, nil
+}
+
+// shiftedKafka is Kafka's intake a fraction moved of the way from `from` brokers (which take
+// fromCap) to `to` (toCap): each of the busiest brokers carries a share of the load that falls
+// (joining) or rises (leaving) linearly with the fraction moved, and the intake is what keeps
+// it at the limit fromCap gives each of them.
+func shiftedKafka(fromCap, toCap float64, from, to int32, moved float64) float64 {
+	moved = math.Min(math.Max(moved, 0), 1)
+	k := math.Abs(float64(to - from))
+	if to > from {
+		// An old broker's share, 1/from at first, is (1 - moved·k/to)/from.
+		return math.Min(toCap, fromCap/(1-moved*k/float64(to)))
+	}
+	// A staying broker's share, 1/from at first, is (1 + moved·k/to)/from.
+	return math.Max(toCap, fromCap/(1+moved*k/float64(to)))
 }
 
 // observe returns the signals the autoscaler reads, as the default queries would see them:

@@ -167,7 +167,7 @@ func TestNoBrokerScaleDownWhileUnderReplicated(t *testing.T) {
 	if !hasDecision(free, v1alpha1.ResourceBrokers, v1alpha1.ActionScaleDown) {
 		t.Fatalf("without under-replication the brokers should leave (else this test proves nothing): %+v", free.Decisions)
 	}
-	held, err := run(p, tiers, tr, DefaultDelays(), func(float64) float64 { return 3 })
+	held, err := run(p, tiers, tr, DefaultDelays(), func(float64) float64 { return 3 }, false)
 	if err != nil {
 		t.Fatal(err)
 	}
