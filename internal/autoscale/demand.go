@@ -3,6 +3,7 @@ package autoscale
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 )
@@ -100,7 +101,7 @@ func (r *recommender) demand(cur State) demand {
 		return d
 	}
 	d.capped = true
-	if r.pol.Safety.Joining > 0 {
+	if r.pol.Safety.Joining > 0 || r.scaleUpPending() {
 		// Brokers are joining: the step up is on its way and takes load as their partitions
 		// move, which lets the ingest rise a little at every reading. Multiplying each of those
 		// readings again would add a broker, and executors, at every one (TCP likewise grows
@@ -135,6 +136,24 @@ func (r *recommender) carriedAtTarget(cur State, d demand, tx, rx float64) float
 	busyRx, busyTx := pl.Busiest(rx, steadyTx, cur.Brokers)
 	k := limit / math.Max(busyRx, busyTx)
 	return d.ingest * k
+}
+
+// pendingScaleUpBound bounds how long a broker scale-up Strimzi reports nothing of is taken to be
+// on its way (scaleUpPending).
+const pendingScaleUpBound = 15 * time.Minute
+
+// scaleUpPending says whether the brokers' last scale-up has not begun to carry traffic although
+// Strimzi does not report the brokers joining yet: Strimzi writes the Kafka's status at the end
+// of a reconciliation, which waits for the new pods to be ready (KafkaReconciler.reconcile:
+// podSet, then podsReady), so for the minutes the brokers start no auto-rebalance shows them.
+// Their links then read as carrying a share of the traffic they do not, which hides a
+// saturated intake; so nothing scales down, and nothing is probed for, until Strimzi reports
+// the rebalance. No auto-rebalance has ended since the scale-up (BrokerSafety.Settled is
+// before it), and it is recent: a scale-up Strimzi never rebalances for (no Cruise Control) is
+// not waited on for longer than pendingScaleUpBound.
+func (r *recommender) scaleUpPending() bool {
+	up := window(r.st, v1alpha1.ResourceBrokers).LastScaleUp
+	return up != nil && r.pol.Safety.Settled.Before(up.Time) && r.now.Sub(up.Time) < pendingScaleUpBound
 }
 
 // flushing says whether brokers the autoscaler added began to carry traffic less than the

@@ -114,6 +114,35 @@ func TestRisingIngestWhileBrokersJoinAsksForNothingMore(t *testing.T) {
 	}
 }
 
+// Strimzi writes the Kafka's status when a reconciliation ends, after the new brokers' pods are
+// ready: for those minutes nothing reports them joining, and the two old brokers' saturated
+// links read, spread over five, as a light load. A scale-up that no auto-rebalance has ended
+// since is still on its way: nothing scales down on that reading; one Strimzi never reports on
+// is not waited on beyond pendingScaleUpBound.
+func TestScaleUpStrimziHasNotReportedHoldsScaleDowns(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ago  time.Duration
+		want string
+	}{
+		{"just scaled up", time.Minute, ""},
+		{"scaled up long ago", pendingScaleUpBound, "Executors ScaleDown 8->5"},
+	} {
+		pol := pipelinePolicy()
+		pol.ScaleDownDelay = 0
+		pol.Safety = BrokerSafety{Settled: t0.Add(-2 * time.Hour)}
+		r := pipelineRun(pol)
+		r.cur.Brokers, r.cur.Executors, r.cur.DataNodes = 5, 8, 8
+		up := t0.Add(-c.ago)
+		r.cur.Status = &v1alpha1.AutoscalingStatus{Brokers: 5, Executors: 8, ElasticsearchDataNodes: 8,
+			Windows: []v1alpha1.AutoscalingWindow{{Resource: v1alpha1.ResourceBrokers, LastScaleUp: &metav1.Time{Time: up}}}}
+		r.series(20, func(int) values { return pipelineReading(12500, 12500, 0, 0) }) // ten minutes
+		if got := r.changes(); !strings.Contains(got, c.want) || (c.want == "" && got != "") {
+			t.Errorf("%s: changes %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 // Once added brokers carry traffic, the producers send what waited, at all Kafka takes: within
 // the catch-up time that is no reason for more brokers, which would only arrive after it.
 func TestBacklogFlushAfterBrokersJoinProbesNoFurther(t *testing.T) {
@@ -203,5 +232,14 @@ func TestStrimziSafetyJoiningAndSettled(t *testing.T) {
 		"state": "Idle", "lastTransitionTime": "2026-01-01T12:30:00Z"}}), nil, nil)
 	if idle.Joining != 0 || idle.Reason != "" || !idle.Settled.Equal(time.Date(2026, 1, 1, 12, 30, 0, 0, time.UTC)) {
 		t.Errorf("after it: %+v, want nothing joining, settled at 12:30", idle)
+	}
+	// Brokers added in the last reconciliation wait in the add-brokers mode, Idle, for the
+	// auto-rebalancing step: they carry nothing yet.
+	queued := StrimziSafety(kafka(map[string]any{"autoRebalance": map[string]any{
+		"state": "Idle", "lastTransitionTime": "2026-01-01T12:30:00Z",
+		"modes": []any{map[string]any{"mode": "add-brokers", "brokers": []any{int64(3), int64(4)}}},
+	}}), nil, nil)
+	if queued.Joining != 2 || queued.Reason != "" {
+		t.Errorf("with brokers queued to join: %+v, want 2 joining, nothing holding a scale-down by reason", queued)
 	}
 }

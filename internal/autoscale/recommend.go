@@ -108,7 +108,7 @@ func Recommend(cur State, obs Observations, pol Policy, now time.Time) Decision 
 
 	// The demand first, then every stage sized on it (demand.go).
 	d := r.demand(cur)
-	r.held = d.capped || pol.Safety.Joining > 0
+	r.held = d.capped || pol.Safety.Joining > 0 || r.scaleUpPending()
 
 	// Brokers, from the busier direction of the brokers' links.
 	if rd, ok := r.brokerReading(cur, d); ok {

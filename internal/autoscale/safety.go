@@ -51,6 +51,12 @@ func StrimziSafety(kafka, brokerPool *unstructured.Unstructured, rebalances []*u
 			// Strimzi writes it as RFC 3339 in UTC; one it cannot parse leaves it unknown.
 			s.Settled, _ = time.Parse(time.RFC3339, at)
 		}
+		if state == "Idle" {
+			// Brokers added in the last reconciliation wait, Idle, for the auto-rebalancing
+			// step that follows it (KafkaRebalanceUtils.updateKafkaAutoRebalanceStatus keeps
+			// them in the add-brokers mode until then): they carry nothing yet.
+			s.Joining = addBrokers(kafka)
+		}
 	}
 	return s
 }
@@ -123,6 +129,11 @@ func joining(kafka *unstructured.Unstructured, state string) int32 {
 	if state != "RebalanceOnScaleUp" {
 		return 0
 	}
+	return addBrokers(kafka)
+}
+
+// addBrokers counts the brokers of status.autoRebalance's add-brokers mode.
+func addBrokers(kafka *unstructured.Unstructured) int32 {
 	modes, _, _ := unstructured.NestedSlice(kafka.Object, "status", "autoRebalance", "modes")
 	for _, m := range modes {
 		mode, _ := m.(map[string]any)
