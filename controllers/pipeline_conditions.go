@@ -4,17 +4,41 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
 // setChildConditions sets KafkaReady, SparkReady and ElasticsearchReady from the children's own
-// status, or from the missing CRDs.
-func setChildConditions(conds conditions, p *v1alpha1.AnalyticsPipeline, missing []ChildKind, obs observed) {
+// status, or from the missing CRDs, or NotReconciled for a child no operator has written a
+// status on within timeout (pipeline_unreconciled.go); it returns when to look again for one
+// that may become so (0: no need).
+func setChildConditions(conds conditions, p *v1alpha1.AnalyticsPipeline, missing []ChildKind, obs observed,
+	now time.Time, timeout time.Duration) (recheck time.Duration) {
+	// The object each condition reports on: the first of its chain not Ready.
+	reported := map[string]func() *unstructured.Unstructured{
+		v1alpha1.ConditionKafkaReady: func() *unstructured.Unstructured {
+			for _, u := range []*unstructured.Unstructured{obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
+				obs.get(desired.KafkaTopicGVK, p.Namespace, desired.KafkaTopicName(p)),
+				obs.get(desired.KafkaUserGVK, p.Namespace, desired.KafkaUserName(p))} {
+				if ok, _ := readyCondition(u); !ok {
+					return u
+				}
+			}
+			return nil
+		},
+		v1alpha1.ConditionSparkReady: func() *unstructured.Unstructured {
+			return obs.get(desired.SparkApplicationGVK, p.Namespace, desired.SparkApplicationName(p))
+		},
+		v1alpha1.ConditionElasticsearchReady: func() *unstructured.Unstructured {
+			return obs.get(desired.ElasticsearchGVK, p.Namespace, desired.ElasticsearchName(p))
+		},
+	}
 	statuses := map[string]func() childStatus{
 		v1alpha1.ConditionKafkaReady: func() childStatus {
 			return kafkaStatus(obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
@@ -34,8 +58,16 @@ func setChildConditions(conds conditions, p *v1alpha1.AnalyticsPipeline, missing
 			continue
 		}
 		s := statuses[c]()
+		if s.status != metav1.ConditionTrue {
+			if nr, ok, after := notReconciled(reported[c](), now, timeout); ok {
+				s = nr
+			} else {
+				recheck = sooner(recheck, after)
+			}
+		}
 		conds.set(c, s.status, s.reason, s.message)
 	}
+	return recheck
 }
 
 // setStorageCondition: every StorageTier the pipeline names exists and is Ready, and no claim of

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -46,6 +47,12 @@ type PipelineReconciler struct {
 	// ServiceAccount of the user's (the manager's --allow-user-service-accounts, the chart's
 	// spark.allowUserServiceAccounts); otherwise such a spec is refused with PlanValid=False.
 	AllowUserServiceAccounts bool
+	// UpstreamStatusTimeout is how long a child may go without any status from its operator
+	// before the pipeline reports it NotReconciled (pipeline_unreconciled.go; the manager's
+	// --upstream-status-timeout); 0 never does.
+	UpstreamStatusTimeout time.Duration
+	// now is the clock; nil: time.Now.
+	now func() time.Time
 
 	watches *childWatches
 	// instruments are the tests' (WithInstruments); none in production.

@@ -44,6 +44,8 @@ type scope struct {
 	emptyBrokers []int32
 	desired      []*unstructured.Unstructured
 	failures     []*childError // children the API server refused to apply or delete
+	// recheck: a child waits for its operator's first status; look again then (0: no need).
+	recheck time.Duration
 }
 
 // load reads the pipeline and returns its scope; nil when there is nothing to reconcile (the
@@ -100,7 +102,9 @@ func (s *scope) result() ctrl.Result {
 	if len(s.missing) > 0 {
 		return ctrl.Result{RequeueAfter: missingCRDRecheck}
 	}
-	return ctrl.Result{}
+	// A child waiting for its operator's first status: no event comes if none does
+	// (pipeline_unreconciled.go).
+	return ctrl.Result{RequeueAfter: s.recheck}
 }
 
 // applyErr joins the children's failures (nil when there are none): the reconcile is retried

@@ -217,7 +217,7 @@ func (r *PipelineReconciler) applyChildren(ctx context.Context, s *scope) error 
 // status (or the missing CRDs, or the refused applies), then Ready; the status now describes
 // this generation.
 func (r *PipelineReconciler) reportChildren(_ context.Context, s *scope) error {
-	setChildConditions(s.conds, s.pipeline, s.missing, s.observed)
+	s.recheck = setChildConditions(s.conds, s.pipeline, s.missing, s.observed, r.clock(), r.UpstreamStatusTimeout)
 	for cond, msg := range s.failuresByCondition() {
 		// Say what failed where users look; the reconcile is retried with backoff.
 		s.conds.set(cond, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, msg)

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -57,6 +58,13 @@ func WithUserServiceAccounts(allow bool) Option {
 	return func(rs *reconcilers) { rs.pipelines.AllowUserServiceAccounts = allow }
 }
 
+// WithUpstreamStatusTimeout sets how long a child may go without a status from its operator
+// before the pipeline reports it NotReconciled (the manager's --upstream-status-timeout; 0
+// never does).
+func WithUpstreamStatusTimeout(d time.Duration) Option {
+	return func(rs *reconcilers) { rs.pipelines.UpstreamStatusTimeout = d }
+}
+
 // Instruments let tests watch the controllers work: every reconciler and event recorder passes
 // through them once, at setup, so that a test can wait on a finished reconcile and see what it
 // read, wrote and recorded, instead of sleeping and hoping nothing came late. Production has none.
@@ -95,6 +103,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 		Recorder: mgr.GetEventRecorder("strata-pipeline"),
 		Mapper:   mgr.GetRESTMapper(),
 		Applier:  applier,
+
+		UpstreamStatusTimeout: DefaultUpstreamStatusTimeout,
 	}
 	tiers := &TierReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("strata-tier"), Applier: applier}
 	for _, o := range opts {

@@ -69,6 +69,11 @@ const (
 	ReasonApplicationFailed = "ApplicationFailed"
 	// ReasonUnhealthy: ECK reports the Elasticsearch cluster's health red.
 	ReasonUnhealthy = "Unhealthy"
+	// ReasonNotReconciled: a child object has had no status from its operator for longer than
+	// the manager's --upstream-status-timeout after it was created: its operator is not running,
+	// or does not watch the pipeline's namespace. The message names the operator, the namespace
+	// and the setting that decides what it watches.
+	ReasonNotReconciled = "NotReconciled"
 )
 
 // Condition reasons of a StorageTier.

@@ -47,6 +47,7 @@ type options struct {
 	cleanupNamespace, cleanupImage string
 	cleanupTimeout                 time.Duration
 	userServiceAccounts            bool
+	upstreamStatusTimeout          time.Duration
 }
 
 // stringList is a repeatable flag.
@@ -91,6 +92,7 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&o.cleanupTimeout, "volume-cleanup-timeout", 15*time.Minute, "How long wiping one Released local volume may take before it is retried.")
 	fs.StringVar(&o.ingestImage, "ingest-image", desired.DefaultIngestImage, "The image of Strata's ingestion job, for pipelines whose spec.spark names no image.")
 	fs.DurationVar(&o.promReadDeadline, "prometheus-read-deadline", 10*time.Second, "How long reading all of one pipeline's signals may take.")
+	fs.DurationVar(&o.upstreamStatusTimeout, "upstream-status-timeout", controllers.DefaultUpstreamStatusTimeout, "How long a pipeline's Kafka, SparkApplication or Elasticsearch may go without any status from its operator before the pipeline reports it NotReconciled, naming the operator and the namespace it must watch (0: never).")
 	fs.BoolVar(&o.userServiceAccounts, "allow-user-service-accounts", false, "Let a pipeline's spec.spark.serviceAccountName run its Spark driver as a ServiceAccount of the user's choosing (default: refused; each driver gets a ServiceAccount of its pipeline's own).")
 }
 
@@ -170,7 +172,8 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	recycling := controllers.VolumeRecycling{Namespace: o.cleanupNamespace, Image: o.cleanupImage, Timeout: o.cleanupTimeout}
 	if err := controllers.Setup(ctx, mgr, controllers.WithPrometheusAccess(access), controllers.WithVolumeRecycling(recycling),
 		controllers.WithIngestImage(o.ingestImage),
-		controllers.WithUserServiceAccounts(o.userServiceAccounts)); err != nil {
+		controllers.WithUserServiceAccounts(o.userServiceAccounts),
+		controllers.WithUpstreamStatusTimeout(o.upstreamStatusTimeout)); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

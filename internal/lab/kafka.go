@@ -39,6 +39,13 @@ func (b *Broker) Stop() { b.proc.Stop() }
 type Kafka struct {
 	Brokers   []*Broker
 	Bootstrap string
+
+	// What a broker added later needs: the cluster's ID, its controllers, the metrics rules, the
+	// replication settings of the first nodes, and where the test reaches metrics from.
+	clusterID, voters, dir, rulesFile string
+	internalRF, minISR                int
+	client                            *http.Client
+	extra                             []string
 }
 
 // StartKafka starts n nodes named podPrefix+<node id>, each with the JMX exporter loaded with
@@ -52,14 +59,15 @@ func StartKafka(t testing.TB, dir, podPrefix string, n int, rules string) *Kafka
 // StartKafkaOn starts one node in each of hosts, as StartKafka does, each listening on its
 // host's address (its own network namespace, its link shaped as the host's is) on the ports a
 // Strimzi pod uses; hub reaches them for the readiness checks.
-func StartKafkaOn(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *netlab.Host, rules string) *Kafka {
+// Each of extra is a line of the nodes' server.properties, in place of the lab's value.
+func StartKafkaOn(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *netlab.Host, rules string, extra ...string) *Kafka {
 	t.Helper()
-	return startKafka(t, dir, podPrefix, hosts, hub, rules)
+	return startKafka(t, dir, podPrefix, hosts, hub, rules, extra...)
 }
 
 // startKafka starts a node per entry of hosts: on loopback with free ports where the entry is
 // nil, else inside the host.
-func startKafka(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *netlab.Host, rules string) *Kafka {
+func startKafka(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *netlab.Host, rules string, extra ...string) *Kafka {
 	t.Helper()
 	n := len(hosts)
 	rulesFile := filepath.Join(dir, "kafka-metrics.yaml")
@@ -70,7 +78,7 @@ func startKafka(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *
 	_, _ = rand.Read(id)
 	clusterID := base64.RawURLEncoding.EncodeToString(id)
 
-	k := &Kafka{}
+	k := &Kafka{extra: extra}
 	controllerPorts := make([]int, n)
 	addrs := make([]string, n)
 	var voters, bootstrap []string
@@ -89,9 +97,49 @@ func startKafka(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *
 		bootstrap = append(bootstrap, fmt.Sprintf("%s:%d", addrs[i], b.Port))
 	}
 	k.Bootstrap = strings.Join(bootstrap, ",")
-	minISR := min(2, n)
+	k.clusterID, k.voters, k.dir, k.rulesFile = clusterID, strings.Join(voters, ","), dir, rulesFile
+	k.internalRF, k.minISR = n, min(2, n)
+	k.client = http.DefaultClient
+	if hub != nil {
+		k.client = hub.HTTPClient()
+	}
 	for i, b := range k.Brokers {
-		props := fmt.Sprintf(`process.roles=broker,controller
+		k.launch(t, b, "broker,controller", controllerPorts[i])
+	}
+	for _, b := range k.Brokers {
+		if err := waitHTTP(k.client, b.proc, fmt.Sprintf("http://%s:%d/metrics", b.Address, b.MetricsPort), 3*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return k
+}
+
+// AddBroker starts one more node, a broker only (the controllers are the first nodes, as a
+// Strimzi broker pool added to a running cluster), in host, named as the pool names its next
+// pod, and waits until it serves its metrics. It holds no partition until they are moved onto
+// it (Reassign).
+func (k *Kafka) AddBroker(t testing.TB, host *netlab.Host, podPrefix string) *Broker {
+	t.Helper()
+	id := len(k.Brokers)
+	b := &Broker{ID: id, Pod: podPrefix + strconv.Itoa(id), host: host, Address: host.IP, Port: 9092, MetricsPort: 9404}
+	k.launch(t, b, "broker", 0)
+	if err := waitHTTP(k.client, b.proc, fmt.Sprintf("http://%s:%d/metrics", b.Address, b.MetricsPort), 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	k.Brokers = append(k.Brokers, b)
+	return b
+}
+
+// launch writes a node's properties and starts it: roles "broker,controller" listen for the
+// quorum on controllerPort too.
+func (k *Kafka) launch(t testing.TB, b *Broker, roles string, controllerPort int) {
+	t.Helper()
+	listeners := fmt.Sprintf("listeners=PLAINTEXT://%[1]s:%[2]d\nadvertised.listeners=PLAINTEXT://%[1]s:%[2]d", b.Address, b.Port)
+	if controllerPort > 0 {
+		listeners = fmt.Sprintf("listeners=PLAINTEXT://%[1]s:%[2]d,CONTROLLER://%[1]s:%[3]d\nadvertised.listeners=PLAINTEXT://%[1]s:%[2]d",
+			b.Address, b.Port, controllerPort)
+	}
+	props := fmt.Sprintf(`process.roles=%s
 node.id=%d
 controller.quorum.voters=%s
 %s
@@ -113,27 +161,14 @@ replica.lag.time.max.ms=10000
 broker.session.timeout.ms=30000
 log.segment.bytes=67108864
 log.retention.bytes=268435456
-`, b.ID, strings.Join(voters, ","),
-			fmt.Sprintf("listeners=PLAINTEXT://%[1]s:%[2]d,CONTROLLER://%[1]s:%[3]d\nadvertised.listeners=PLAINTEXT://%[1]s:%[2]d",
-				b.Address, b.Port, controllerPorts[i]),
-			filepath.Join(dir, b.Pod, "data"),
-			n, n, minISR, minISR)
-		propsFile := filepath.Join(dir, b.Pod+".properties")
-		if err := os.WriteFile(propsFile, []byte(props), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		b.proc = start(t, dir, b.Pod, inHost(b.host, javaCommand(t, "384m", "broker", propsFile, clusterID, strconv.Itoa(b.MetricsPort), rulesFile)))
+%s
+`, roles, b.ID, k.voters, listeners, filepath.Join(k.dir, b.Pod, "data"), k.internalRF, k.internalRF, k.minISR, k.minISR,
+		strings.Join(k.extra, "\n"))
+	propsFile := filepath.Join(k.dir, b.Pod+".properties")
+	if err := os.WriteFile(propsFile, []byte(props), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	client := http.DefaultClient
-	if hub != nil {
-		client = hub.HTTPClient()
-	}
-	for _, b := range k.Brokers {
-		if err := waitHTTP(client, b.proc, fmt.Sprintf("http://%s:%d/metrics", b.Address, b.MetricsPort), 3*time.Minute); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return k
+	b.proc = start(t, k.dir, b.Pod, inHost(b.host, javaCommand(t, "384m", "broker", propsFile, k.clusterID, strconv.Itoa(b.MetricsPort), k.rulesFile)))
 }
 
 // inHost runs cmd inside h's network namespace, or as it is when h is nil.

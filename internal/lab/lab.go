@@ -16,6 +16,7 @@ import (
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/alerts"
 	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/lab/netlab"
 	"github.com/strata-dev/strata/internal/plan"
 	"github.com/strata-dev/strata/internal/testutil"
 	"github.com/strata-dev/strata/internal/testutil/gen"
@@ -86,6 +87,8 @@ type Lab struct {
 	Monitors []Monitor
 	// OperatorMonitor is the chart's ServiceMonitor, one of Monitors.
 	OperatorMonitor Monitor
+	// Net is the lab's network namespaces and links (StartOnLinks; nil otherwise).
+	Net *netlab.Lab
 
 	dir  string
 	mu   sync.Mutex

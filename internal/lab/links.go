@@ -8,6 +8,13 @@ import (
 	"github.com/strata-dev/strata/internal/lab/netlab"
 )
 
+// linksLogConfig keeps little of the topic on each broker: the links are 30 times slower than
+// the study's, and so is what a move of partitions onto a new broker may take (Kafka.Reassign
+// moves each replica's whole log). 24 MiB a partition in segments of 8 MiB, checked every 10 s:
+// a new broker of three receives some 300 MiB, minutes at the rebalance throttle.
+var linksLogConfig = []string{"log.segment.bytes=8388608", "log.retention.bytes=25165824",
+	"log.retention.check.interval.ms=10000"}
+
 // StartOnLinks runs the lab's pipeline on shaped links (as root): each broker in a network
 // namespace of its own whose link netlab shapes to o.LinkBytesPerSecond each way, the producer
 // and the consumer in namespaces of their own, and cAdvisor reporting each broker as the kubelet
@@ -30,13 +37,14 @@ func StartOnLinks(t testing.TB, o Options) *Lab {
 	l := startControl(t, o, KubeletMonitor())
 	l.AddPod(t, cadv.Pod)
 	l.CAdvisor = cadv
+	l.Net = nl
 
 	p := l.Pipeline
 	hosts := make([]*netlab.Host, o.Brokers)
 	for i := range hosts {
 		hosts[i] = nl.Hosts[fmt.Sprintf("broker-%d", i)]
 	}
-	l.Kafka = StartKafkaOn(t, l.dir, desired.BrokerPodPrefix(p), hosts, nl.Hub, kafkaRules(t, p))
+	l.Kafka = StartKafkaOn(t, l.dir, desired.BrokerPodPrefix(p), hosts, nl.Hub, kafkaRules(t, p), linksLogConfig...)
 	for _, b := range l.Kafka.Brokers {
 		cadv.Add(t, b.proc.cmd.Process.Pid, p.Namespace, b.Pod, "kafka")
 	}
@@ -45,4 +53,21 @@ func StartOnLinks(t testing.TB, o Options) *Lab {
 		int(pl.ReplicationFactor), o.MessagesPerSecond*o.MessageBytes, int(o.MessageBytes))
 	l.Consumer = l.Kafka.ConsumeFrom(t, nl.Hosts["consumer"], l.dir, desired.TopicName(p), desired.ConsumerGroup(p))
 	return l
+}
+
+// AddBrokers starts brokers until the cluster runs n, each in a namespace of its own on a link
+// shaped as the others, reported by cAdvisor as the broker pool's next pods, as Strimzi starts
+// them when the pool's replicas grow. They hold nothing until partitions move onto them
+// (Kafka.Reassign).
+func (l *Lab) AddBrokers(t testing.TB, n int, link int64) []*Broker {
+	t.Helper()
+	var added []*Broker
+	for i := len(l.Kafka.Brokers); i < n; i++ {
+		h := l.Net.Add(t, netlab.HostSpec{Name: fmt.Sprintf("broker-%d", i),
+			Link: netlab.Link{SendBytesPerSecond: link, ReceiveBytesPerSecond: link}})
+		b := l.Kafka.AddBroker(t, h, desired.BrokerPodPrefix(l.Pipeline))
+		l.CAdvisor.Add(t, b.proc.cmd.Process.Pid, l.Pipeline.Namespace, b.Pod, "kafka")
+		added = append(added, b)
+	}
+	return added
 }

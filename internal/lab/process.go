@@ -31,6 +31,13 @@ func launch(dir, name string, cmd *exec.Cmd) (*process, error) {
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = f, f
+	// Killed with the test: a test binary stopped by a signal (a timeout, ^C) runs no cleanup,
+	// and brokers left running starve the next run of CPU. The signal is sent when the thread
+	// that started the process exits; test goroutines run on threads the Go runtime keeps.
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)

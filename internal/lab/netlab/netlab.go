@@ -36,6 +36,9 @@ type Lab struct {
 	// there (Prometheus) reaches every host, unshaped, and the test reaches it through
 	// Hub.HTTPClient.
 	Hub *Host
+
+	id   string
+	made []string // the namespaces made, removed in reverse when the test ends
 }
 
 // Host is one network namespace with one interface, eth0, on the lab's bridge.
@@ -68,12 +71,11 @@ func New(t testing.TB, hosts ...HostSpec) *Lab {
 		t.Fatalf("netlab: %d hosts, at most 200 fit the lab's subnet", len(hosts))
 	}
 	id := fmt.Sprintf("s%d-%d", os.Getpid()%100000, labs.Add(1))
-	l := &Lab{Hosts: map[string]*Host{}, Hub: &Host{Name: "hub", NS: "strata-" + id + "-hub", IP: subnet + ".1"}}
+	l := &Lab{Hosts: map[string]*Host{}, Hub: &Host{Name: "hub", NS: "strata-" + id + "-hub", IP: subnet + ".1"}, id: id}
 	hub := l.Hub.NS
-	var made []string
 	t.Cleanup(func() {
-		for i := len(made) - 1; i >= 0; i-- {
-			if err := ip("netns", "del", made[i]); err != nil {
+		for i := len(l.made) - 1; i >= 0; i-- {
+			if err := ip("netns", "del", l.made[i]); err != nil {
 				t.Logf("netlab: %v", err)
 			}
 		}
@@ -84,40 +86,58 @@ func New(t testing.TB, hosts ...HostSpec) *Lab {
 		}
 	}
 	must(ip("netns", "add", hub))
-	made = append(made, hub)
+	l.made = append(l.made, hub)
 	must(ip("-n", hub, "link", "add", "br0", "type", "bridge"))
 	must(ip("-n", hub, "addr", "add", l.Hub.IP+"/24", "dev", "br0"))
 	must(ip("-n", hub, "link", "set", "br0", "up"))
 	must(ip("-n", hub, "link", "set", "lo", "up"))
-	for i, spec := range hosts {
-		if _, dup := l.Hosts[spec.Name]; dup || spec.Name == "" {
-			t.Fatalf("netlab: host name %q empty or given twice", spec.Name)
-		}
-		h := &Host{Name: spec.Name, NS: fmt.Sprintf("strata-%s-%d", id, i), IP: fmt.Sprintf("%s.%d", subnet, i+2)}
-		must(ip("netns", "add", h.NS))
-		made = append(made, h.NS)
-		// Interface names are at most 15 bytes; the host side is renamed eth0 in its namespace.
-		inner, outer := fmt.Sprintf("v%si", id), fmt.Sprintf("v%s-%d", id, i)
-		if len(outer) > 15 {
-			outer = fmt.Sprintf("vh%d", i)
-		}
-		if len(inner) > 15 {
-			inner = "vtmp"
-		}
-		must(ip("link", "add", inner, "netns", h.NS, "type", "veth", "peer", "name", outer, "netns", hub))
-		must(ip("-n", h.NS, "link", "set", inner, "name", "eth0"))
-		must(ip("-n", h.NS, "addr", "add", h.IP+"/24", "dev", "eth0"))
-		must(ip("-n", h.NS, "link", "set", "eth0", "up"))
-		must(ip("-n", h.NS, "link", "set", "lo", "up"))
-		must(ip("-n", hub, "link", "set", outer, "master", "br0"))
-		must(ip("-n", hub, "link", "set", outer, "up"))
-		// What leaves the host's eth0 is what it sends; what leaves the hub's end toward it is
-		// what it receives. tbf shapes only egress, so each direction is shaped where it leaves.
-		must(shape(h.NS, "eth0", spec.Link.SendBytesPerSecond))
-		must(shape(hub, outer, spec.Link.ReceiveBytesPerSecond))
-		l.Hosts[spec.Name] = h
+	for _, spec := range hosts {
+		l.Add(t, spec)
 	}
 	return l
+}
+
+// Add creates one more host on the lab's bridge, shaped as spec says: a machine that joins
+// later, as a new broker's node does.
+func (l *Lab) Add(t testing.TB, spec HostSpec) *Host {
+	t.Helper()
+	if _, dup := l.Hosts[spec.Name]; dup || spec.Name == "" {
+		t.Fatalf("netlab: host name %q empty or given twice", spec.Name)
+	}
+	i := len(l.Hosts)
+	if i >= 200 {
+		t.Fatalf("netlab: %d hosts, at most 200 fit the lab's subnet", i+1)
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatalf("netlab: %v", err)
+		}
+	}
+	hub := l.Hub.NS
+	h := &Host{Name: spec.Name, NS: fmt.Sprintf("strata-%s-%d", l.id, i), IP: fmt.Sprintf("%s.%d", subnet, i+2)}
+	must(ip("netns", "add", h.NS))
+	l.made = append(l.made, h.NS)
+	// Interface names are at most 15 bytes; the host side is renamed eth0 in its namespace.
+	inner, outer := fmt.Sprintf("v%si", l.id), fmt.Sprintf("v%s-%d", l.id, i)
+	if len(outer) > 15 {
+		outer = fmt.Sprintf("vh%d", i)
+	}
+	if len(inner) > 15 {
+		inner = "vtmp"
+	}
+	must(ip("link", "add", inner, "netns", h.NS, "type", "veth", "peer", "name", outer, "netns", hub))
+	must(ip("-n", h.NS, "link", "set", inner, "name", "eth0"))
+	must(ip("-n", h.NS, "addr", "add", h.IP+"/24", "dev", "eth0"))
+	must(ip("-n", h.NS, "link", "set", "eth0", "up"))
+	must(ip("-n", h.NS, "link", "set", "lo", "up"))
+	must(ip("-n", hub, "link", "set", outer, "master", "br0"))
+	must(ip("-n", hub, "link", "set", outer, "up"))
+	// What leaves the host's eth0 is what it sends; what leaves the hub's end toward it is
+	// what it receives. tbf shapes only egress, so each direction is shaped where it leaves.
+	must(shape(h.NS, "eth0", spec.Link.SendBytesPerSecond))
+	must(shape(hub, outer, spec.Link.ReceiveBytesPerSecond))
+	l.Hosts[spec.Name] = h
+	return h
 }
 
 // shape caps an interface's egress with a token bucket filter. The burst holds 10 ms at the rate
