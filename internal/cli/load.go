@@ -165,6 +165,9 @@ func expand(d document, top *yamlv3.Node) ([]object, error) {
 	objs := make([]object, 0, len(items.Content))
 	for i, item := range items.Content {
 		source := fmt.Sprintf("%s (document %d, item %d)", d.file, d.index, i+1)
+		if item.Kind == yamlv3.AliasNode {
+			item = item.Alias // an item written as *anchor (the parser refuses undefined ones)
+		}
 		if item.Kind == yamlv3.ScalarNode && item.Tag == "!!null" {
 			continue
 		}
@@ -178,6 +181,9 @@ func expand(d document, top *yamlv3.Node) ([]object, error) {
 		}
 		// The item is decoded on its own, from its own YAML: a skipped item beside it may hold
 		// what does not decode (a NaN in a ConfigMap), and its errors name this item.
+		if anchor := outsideAlias(item); anchor != "" {
+			return nil, fmt.Errorf("%s: the alias *%s refers to an anchor outside the item: List items are read one at a time, so write the value out", source, anchor)
+		}
 		data, err := yamlv3.Marshal(item)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
@@ -185,6 +191,31 @@ func expand(d document, top *yamlv3.Node) ([]object, error) {
 		objs = append(objs, object{source: source, node: item, data: data})
 	}
 	return objs, nil
+}
+
+// outsideAlias returns the name of an alias in n whose anchor is not in n ("" when none is):
+// re-encoded alone, n would not parse.
+func outsideAlias(n *yamlv3.Node) string {
+	inside := map[*yamlv3.Node]bool{}
+	var aliases []*yamlv3.Node
+	var walk func(*yamlv3.Node)
+	walk = func(n *yamlv3.Node) {
+		inside[n] = true
+		if n.Kind == yamlv3.AliasNode {
+			aliases = append(aliases, n)
+			return
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+	for _, a := range aliases {
+		if !inside[a.Alias] {
+			return a.Value
+		}
+	}
+	return ""
 }
 
 // strataGroup is the API group of Strata's kinds.
