@@ -1,6 +1,7 @@
 // Command strata shows what the Strata operator would do, without a cluster:
 //
 //	strata plan -f pipeline.yaml -f tiers.yaml [-o json]
+//	strata render -f pipeline.yaml -f tiers.yaml [-o json]
 //	strata simulate -f pipeline.yaml -f tiers.yaml --trace trace.csv [-o json] [--plot out.svg]
 package main
 

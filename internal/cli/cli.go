@@ -1,7 +1,8 @@
 // Package cli is the strata command line: `strata plan` shows, without a cluster, the plan the
-// operator would apply for a pipeline and why; `strata simulate` replays a load trace through it
-// and the autoscaler; `strata queries` prints the PromQL run for it. It lives apart from cmd/strata so that its
-// behaviour — output, messages, exit codes — is tested in-process.
+// operator would apply for a pipeline and why; `strata render` prints the objects it would
+// apply; `strata simulate` replays a load trace through it and the autoscaler; `strata queries`
+// prints the PromQL run for it. It lives apart from cmd/strata so that its behaviour — output,
+// messages, exit codes — is tested in-process.
 package cli
 
 import (
@@ -12,6 +13,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/plan"
 )
 
@@ -26,11 +28,13 @@ const usage = `strata shows what the Strata operator would do, without a cluster
 
 Usage:
   strata plan -f FILE [-f FILE ...] [-o table|json]
+  strata render -f FILE [-f FILE ...] [-o yaml|json] [-n NS] [--ingest-image IMAGE]
   strata simulate -f FILE [-f FILE ...] --trace FILE [-o table|json] [--plot out.svg]
   strata queries -f FILE [-f FILE ...] [-o table|json] [-n NS]
 
 Commands:
   plan      plan an AnalyticsPipeline on the StorageTiers it names
+  render    print the objects the operator would apply for it (Kafka, Spark, Elasticsearch ...)
   simulate  replay a load trace through the plan and the autoscaler
   queries   print the PromQL the autoscaler and the alerts run for a pipeline
 
@@ -46,6 +50,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	switch args[0] {
 	case "plan":
 		return runPlan(ctx, args[1:], stdin, stdout, stderr)
+	case "render":
+		return runRender(ctx, args[1:], stdin, stdout, stderr)
 	case "simulate":
 		return runSimulate(ctx, args[1:], stdin, stdout, stderr)
 	case "queries":
@@ -83,6 +89,7 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 Reads one AnalyticsPipeline and the StorageTiers it names, validates and defaults them as the
 API server would, and prints the plan the operator would write to status.plan.
 
+`+inputHelp+`
 Flags:
 `)
 		fl.PrintDefaults()
@@ -95,18 +102,13 @@ Exit status: 0 with a plan (even one that names a bottleneck), 1 on invalid inpu
 		return code
 	}
 
-	input, err := load(ctx, in, stdin)
+	input, err := load(ctx, in, stdin, noteTo(stderr, "plan"))
 	if err != nil {
 		fmt.Fprintf(stderr, "strata plan: %v\n", err)
 		return ExitError
 	}
-	p, err := plan.Compute(input.pipeline, input.tiers)
-	if err != nil {
-		fmt.Fprintf(stderr, "strata plan: %s: %v\n", input.pipelineSource, err)
-		var missing *plan.MissingTierError
-		if errors.As(err, &missing) {
-			fmt.Fprintf(stderr, "hint: pass the StorageTier %q with another -f, e.g. -f tiers.yaml\n", missing.Tier)
-		}
+	p, ok := computePlan("plan", input, stderr)
+	if !ok {
 		return ExitError
 	}
 
@@ -122,4 +124,19 @@ Exit status: 0 with a plan (even one that names a bottleneck), 1 on invalid inpu
 		return ExitError
 	}
 	return ExitOK
+}
+
+// computePlan plans the input as the operator plans a pipeline that runs nothing yet, and on
+// failure says why on stderr (with a hint for a missing tier) and returns false.
+func computePlan(name string, input *input, stderr io.Writer) (v1alpha1.Plan, bool) {
+	p, err := plan.Compute(input.pipeline, input.tiers)
+	if err != nil {
+		fmt.Fprintf(stderr, "strata %s: %s: %v\n", name, input.pipelineSource, err)
+		var missing *plan.MissingTierError
+		if errors.As(err, &missing) {
+			fmt.Fprintf(stderr, "hint: pass the StorageTier %q with another -f, e.g. -f tiers.yaml\n", missing.Tier)
+		}
+		return v1alpha1.Plan{}, false
+	}
+	return p, true
 }

@@ -148,9 +148,14 @@ func TestErrors(t *testing.T) {
 			b, _ := os.ReadFile("testdata/tiers.yaml")
 			return []string{"plan", "-f", "testdata/sensors.yaml", "-f", writeTemp(t, strings.Replace(string(b), `"0.054"`, `"cheap"`, 1))}
 		}, cli.ExitError, []string{"(document 2)", `StorageTier.strata.dev "hdd-st1" is invalid: spec.monthlyPricePerGiB: Invalid value: "cheap"`}},
-		{"not a Strata object", func(t *testing.T) []string {
+		// Another kind is skipped, not refused (input_test.go): with nothing else, there is no
+		// pipeline, and the note says what was skipped.
+		{"only another kind", func(t *testing.T) []string {
 			return []string{"plan", "-f", writeTemp(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")}
-		}, cli.ExitError, []string{`apiVersion "v1" kind "ConfigMap" is not a Strata object`}},
+		}, cli.ExitError, []string{"skipped ConfigMap/x (apiVersion v1): not a Strata object", "no AnalyticsPipeline in "}},
+		{"strata.dev kind unknown", func(t *testing.T) []string {
+			return []string{"plan", "-f", writeTemp(t, "apiVersion: strata.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: x}\n")}
+		}, cli.ExitError, []string{`apiVersion "strata.dev/v1alpha1" kind "Pipeline" is not a Strata object`}},
 		{"no pipeline", func(t *testing.T) []string {
 			return []string{"plan", "-f", "testdata/tiers.yaml"}
 		}, cli.ExitError, []string{"no AnalyticsPipeline in testdata/tiers.yaml"}},
@@ -170,6 +175,16 @@ func TestErrors(t *testing.T) {
 		{"bad -o", func(t *testing.T) []string {
 			return []string{"plan", "-f", "testdata/sensors.yaml", "-o", "yaml"}
 		}, cli.ExitUsage, []string{"-o must be table or json"}},
+		{"render: bad -o", func(t *testing.T) []string {
+			return []string{"render", "-f", "testdata/sensors.yaml", "-o", "table"}
+		}, cli.ExitUsage, []string{`strata render: -o must be yaml or json, not "table"`}},
+		{"render: no -f", func(t *testing.T) []string { return []string{"render", "-o", "json"} }, cli.ExitUsage, []string{"strata render: -f FILE is required"}},
+		{"render: missing tier", func(t *testing.T) []string {
+			return []string{"render", "-f", "testdata/sensors.yaml"}
+		}, cli.ExitError, []string{`strata render: testdata/sensors.yaml: spec.kafka.storage.tier: StorageTier "nvme-local" not found`, "hint: pass the StorageTier"}},
+		{"render: invalid value", func(t *testing.T) []string {
+			return []string{"render", "-f", sensorsWith(t, "efficiencyPercent: 90", "efficiencyPercent: 190"), "-f", "testdata/tiers.yaml"}
+		}, cli.ExitError, []string{"strata render: ", "spec.network.efficiencyPercent: Invalid value: 190"}},
 		{"unknown flag", func(t *testing.T) []string { return []string{"plan", "-x"} }, cli.ExitUsage, []string{"flag provided but not defined: -x"}},
 		{"stray argument", func(t *testing.T) []string { return []string{"plan", "-f", "a.yaml", "b.yaml"} }, cli.ExitUsage, []string{`unexpected argument "b.yaml"`}},
 		{"no command", func(t *testing.T) []string { return nil }, cli.ExitUsage, []string{"Usage:"}},
@@ -194,8 +209,26 @@ func TestErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	r := run(t, "", "plan", "-h")
-	if r.code != cli.ExitOK || !strings.Contains(r.stderr, "Usage: strata plan") {
-		t.Errorf("exit %d, stderr %s", r.code, r.stderr)
+	for _, c := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"plan", "-h"}, []string{"Usage: strata plan", "a v1 List"}},
+		// render's help says what it leaves out and why.
+		{[]string{"render", "-h"}, []string{"Usage: strata render", "ownerReferences", "password", "first apply", `field manager "strata"`, "-ingest-image"}},
+	} {
+		r := run(t, "", c.args...)
+		if r.code != cli.ExitOK {
+			t.Errorf("%v: exit %d", c.args, r.code)
+		}
+		for _, w := range c.wants {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%v: the help lacks %q:\n%s", c.args, w, r.stderr)
+			}
+		}
+	}
+	r := run(t, "", "help")
+	if !strings.Contains(r.stdout, "strata render -f FILE") {
+		t.Errorf("the usage does not list render:\n%s", r.stdout)
 	}
 }

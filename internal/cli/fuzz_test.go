@@ -16,7 +16,7 @@ import (
 // the adversarial shapes of issue 15); `make fuzz` runs it for FUZZTIME.
 func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := load(context.Background(), []string{"-"}, bytes.NewReader(data))
+		in, err := load(context.Background(), []string{"-"}, bytes.NewReader(data), nil)
 		if err != nil {
 			if !strings.Contains(err.Error(), "<stdin>") {
 				t.Errorf("the error names no document: %v", err)

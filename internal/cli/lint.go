@@ -73,26 +73,28 @@ var (
 // maxKeyLength is YAML's limit on an implicit (plain) key.
 const maxKeyLength = 1024
 
-// lintDocument checks one YAML document: that it is a mapping, and that no plain scalar would
-// be read other than as written. Errors name the field.
-func lintDocument(d document) error {
+// parseDocument parses one YAML document and checks that it is a mapping; it returns the
+// mapping (nil for an empty document). Its scalars are checked by lintNode once the document
+// (or, for a List, each item) is known to be Strata's: a ConfigMap skipped beside the pipeline
+// may hold what a Strata field may not.
+func parseDocument(d document) (*yamlv3.Node, error) {
 	source, doc := d.source, d.data
 	var root yamlv3.Node
 	if err := yamlv3.Unmarshal(doc, &root); err != nil {
-		return explainSyntax(source, doc, err)
+		return nil, explainSyntax(source, doc, err)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
-		return nil // empty document
+		return nil, nil // empty document
 	}
 	top := root.Content[0]
 	if top.Kind == yamlv3.ScalarNode && top.Tag == "!!null" {
-		return nil
+		return nil, nil
 	}
 	if top.Kind != yamlv3.MappingNode {
-		return fmt.Errorf("expected a mapping (an AnalyticsPipeline or StorageTier object) at document %d of %s, found %s",
+		return nil, fmt.Errorf("expected a mapping (an AnalyticsPipeline or StorageTier object) at document %d of %s, found %s",
 			d.index, d.file, describe(top))
 	}
-	return lintNode(source, "", top)
+	return top, nil
 }
 
 func describe(n *yamlv3.Node) string {

@@ -49,6 +49,7 @@ Prints the PromQL run for one AnalyticsPipeline, filled in for it: the autoscale
 signal, a probe per upstream source (StrataPipelineMetricsUnavailable names the source whose
 probe is empty), and every pipeline alert limited to the pipeline.
 
+`+inputHelp+`
 Flags:
 `)
 		fl.PrintDefaults()
@@ -56,7 +57,7 @@ Flags:
 	if code, done := parseCommand("queries", fl, args, &in, output, stderr); done {
 		return code
 	}
-	input, err := load(ctx, in, stdin)
+	input, err := load(ctx, in, stdin, noteTo(stderr, "queries"))
 	if err != nil {
 		fmt.Fprintf(stderr, "strata queries: %v\n", err)
 		return ExitError

@@ -24,6 +24,7 @@ not); its declared workload is the floor the autoscaler never goes under.
 The trace is CSV with the header seconds,messagesPerSecond (and optionally messageBytes): the
 load is constant from one row to the next, and the last row's seconds ends the trace.
 
+` + inputHelp + `
 Flags:
 `
 
@@ -51,7 +52,7 @@ func runSimulate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintf(stderr, "strata simulate: %v\n", err)
 		return ExitError
 	}
-	input, err := load(ctx, in, stdin)
+	input, err := load(ctx, in, stdin, noteTo(stderr, "simulate"))
 	if err != nil {
 		return fail(err)
 	}
