@@ -130,13 +130,7 @@ func int64s(u *unstructured.Unstructured, fields ...string) []int64 {
 
 // rebalanceReady says whether a KafkaRebalance reports Ready: its moves are done.
 func rebalanceReady(rb *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] == "Ready" && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(autoscale.RebalanceStates(rb), "Ready")
 }
 
 // withBrokers returns a copy of p whose plan has exactly n brokers (the spec's maximum raised

@@ -43,30 +43,56 @@ var rebalanceStuck = map[string]bool{"NotReady": true, "Stopped": true}
 // cluster's KafkaRebalances (templates are skipped). Objects not there yet hold nothing back:
 // a cluster Strimzi has not reconciled has no data to lose.
 func StrimziSafety(kafka, brokerPool *unstructured.Unstructured, rebalances []*unstructured.Unstructured) BrokerSafety {
-	s := strimziSafety(kafka, brokerPool, rebalances)
-	if kafka != nil {
-		state, _, _ := unstructured.NestedString(kafka.Object, "status", "autoRebalance", "state")
-		at, _, _ := unstructured.NestedString(kafka.Object, "status", "autoRebalance", "lastTransitionTime")
-		if state == "Idle" && at != "" {
-			// Strimzi writes it as RFC 3339 in UTC; one it cannot parse leaves it unknown.
-			s.Settled, _ = time.Parse(time.RFC3339, at)
-		}
-		if state == "Idle" {
-			// Brokers added in the last reconciliation wait, Idle, for the auto-rebalancing
-			// step that follows it (KafkaRebalanceUtils.updateKafkaAutoRebalanceStatus keeps
-			// them in the add-brokers mode until then): they carry nothing yet.
-			s.Joining = addBrokers(kafka)
-		}
+	auto := readAutoRebalance(kafka)
+	s := strimziSafety(kafka, auto, brokerPool, rebalances)
+	if auto.state == "Idle" {
+		// Strimzi writes the time as RFC 3339 in UTC; one it cannot parse leaves it unknown.
+		s.Settled, _ = time.Parse(time.RFC3339, auto.at)
+		// Brokers added in the last reconciliation wait, Idle, for the auto-rebalancing step
+		// that follows it (KafkaRebalanceUtils.updateKafkaAutoRebalanceStatus keeps them in the
+		// add-brokers mode until then): they carry nothing yet.
+		s.Joining = auto.addBrokers
 	}
 	return s
 }
 
-func strimziSafety(kafka, brokerPool *unstructured.Unstructured, rebalances []*unstructured.Unstructured) BrokerSafety {
+// autoRebalance is the Kafka's status.autoRebalance (Strimzi 1.2.0, the Kafka CRD): its state,
+// when it last changed, and how many brokers its add-brokers mode lists (those of the current
+// or a queued auto-rebalance).
+type autoRebalance struct {
+	state, at  string
+	addBrokers int32
+}
+
+func readAutoRebalance(kafka *unstructured.Unstructured) autoRebalance {
+	var a autoRebalance
+	if kafka == nil {
+		return a
+	}
+	m, _, _ := unstructured.NestedMap(kafka.Object, "status", "autoRebalance")
+	a.state, _ = m["state"].(string)
+	a.at, _ = m["lastTransitionTime"].(string)
+	modes, _ := m["modes"].([]any)
+	for _, mode := range modes {
+		if mm, _ := mode.(map[string]any); mm["mode"] == "add-brokers" {
+			ids, _ := mm["brokers"].([]any)
+			a.addBrokers = int32(len(ids))
+			break
+		}
+	}
+	return a
+}
+
+func strimziSafety(kafka *unstructured.Unstructured, auto autoRebalance, brokerPool *unstructured.Unstructured,
+	rebalances []*unstructured.Unstructured) BrokerSafety {
 	if kafka != nil {
-		state, _, _ := unstructured.NestedString(kafka.Object, "status", "autoRebalance", "state")
-		if state != "" && state != "Idle" {
-			return BrokerSafety{Reason: "RebalanceRunning", Joining: joining(kafka, state),
-				Message: fmt.Sprintf("Strimzi's auto-rebalance of Kafka %s is %s", kafka.GetName(), state)}
+		if auto.state != "" && auto.state != "Idle" {
+			s := BrokerSafety{Reason: "RebalanceRunning",
+				Message: fmt.Sprintf("Strimzi's auto-rebalance of Kafka %s is %s", kafka.GetName(), auto.state)}
+			if auto.state == "RebalanceOnScaleUp" {
+				s.Joining = auto.addBrokers
+			}
+			return s
 		}
 		conds, _, _ := unstructured.NestedSlice(kafka.Object, "status", "conditions")
 		for _, c := range conds {
@@ -89,13 +115,7 @@ func strimziSafety(kafka, brokerPool *unstructured.Unstructured, rebalances []*u
 		if rb.GetAnnotations()["strimzi.io/rebalance-template"] == "true" {
 			continue
 		}
-		conds, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			t, _ := m["type"].(string)
-			if m["status"] != "True" {
-				continue
-			}
+		for _, t := range RebalanceStates(rb) {
 			switch {
 			case rebalanceRunning[t]:
 				running = append(running, rb.GetName()+" "+t)
@@ -116,34 +136,25 @@ func strimziSafety(kafka, brokerPool *unstructured.Unstructured, rebalances []*u
 	return BrokerSafety{}
 }
 
+// RebalanceStates are the types of a KafkaRebalance's conditions whose status is True: Strimzi
+// writes its state (New, PendingProposal, ProposalReady, Rebalancing, Ready, NotReady, Stopped,
+// ...) as the one True condition (KafkaRebalanceAssemblyOperator, through StatusUtils).
+func RebalanceStates(rb *unstructured.Unstructured) []string {
+	var out []string
+	conds, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if t, _ := m["type"].(string); t != "" && m["status"] == "True" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // SafetyUnknown is the safety when what Strimzi reports cannot be read: no broker leaves on a
 // guess (scale-ups are never held back).
 func SafetyUnknown(why string) BrokerSafety {
 	return BrokerSafety{Reason: "SafetyUnknown", Message: why}
-}
-
-// joining counts the brokers of the add-brokers mode while a scale-up's auto-rebalance runs
-// (Strimzi 1.2.0, the Kafka CRD's status.autoRebalance.modes: the broker IDs of the current or
-// a queued auto-rebalance, per mode).
-func joining(kafka *unstructured.Unstructured, state string) int32 {
-	if state != "RebalanceOnScaleUp" {
-		return 0
-	}
-	return addBrokers(kafka)
-}
-
-// addBrokers counts the brokers of status.autoRebalance's add-brokers mode.
-func addBrokers(kafka *unstructured.Unstructured) int32 {
-	modes, _, _ := unstructured.NestedSlice(kafka.Object, "status", "autoRebalance", "modes")
-	for _, m := range modes {
-		mode, _ := m.(map[string]any)
-		if mode["mode"] != "add-brokers" {
-			continue
-		}
-		ids, _ := mode["brokers"].([]any)
-		return int32(len(ids))
-	}
-	return 0
 }
 
 // BrokerStep is the broker count to apply now when the pool runs live brokers and the plan wants

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,20 +33,47 @@ func launch(dir, name string, cmd *exec.Cmd) (*process, error) {
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = f, f
-	// Killed with the test: a test binary stopped by a signal (a timeout, ^C) runs no cleanup,
-	// and brokers left running starve the next run of CPU. The signal is sent when the thread
-	// that started the process exits; test goroutines run on threads the Go runtime keeps.
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	if err := cmd.Start(); err != nil {
+	if err := startDying(cmd); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
 	return p, nil
 }
+
+// startDying starts cmd so that it is killed when the test binary dies: a test binary stopped by
+// a signal (a timeout, ^C) runs no cleanup, and brokers left running starve the next run of CPU.
+// Linux sends the parent-death signal when the thread that started the process exits, and the Go
+// runtime lets a thread exit when a goroutine locked to it ends (netlab's Host.Do does so on
+// purpose), so every process is started from one goroutine locked to a thread that never ends.
+func startDying(cmd *exec.Cmd) error {
+	spawnOnce.Do(func() {
+		spawns = make(chan spawn)
+		go func() {
+			runtime.LockOSThread() // never unlocked: this thread must live as long as the binary
+			for sp := range spawns {
+				sp.done <- sp.cmd.Start()
+			}
+		}()
+	})
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	done := make(chan error, 1)
+	spawns <- spawn{cmd, done}
+	return <-done
+}
+
+type spawn struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+var (
+	spawnOnce sync.Once
+	spawns    chan spawn
+)
 
 // start runs cmd, logging to dir/name.log, and stops it when the test ends.
 func start(t testing.TB, dir, name string, cmd *exec.Cmd) *process {
