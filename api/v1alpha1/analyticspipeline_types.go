@@ -8,7 +8,7 @@ import (
 // AnalyticsPipelineSpec describes a streaming pipeline — Kafka (Strimzi) feeding a Spark job
 // (Spark operator) that writes into Elasticsearch (ECK) — with the load it must carry, the memory
 // budget of its executors and the storage tiers its data may use.
-// +kubebuilder:validation:XValidation:rule="(has(self.kafka.topic) && has(self.kafka.topic.partitions) && self.kafka.topic.partitions > 0) || self.spark.executors.max * (has(self.spark.executors.cores) ? self.spark.executors.cores : 1) <= 10000",message="automatic partitions (spec.spark.executors.max × spec.spark.executors.cores) would exceed 10000, the most Strata chooses by itself; set spec.kafka.topic.partitions (up to 100000) or lower spec.spark.executors.max",fieldPath=".kafka.topic.partitions"
+// +kubebuilder:validation:XValidation:rule="(has(self.kafka.topic) && has(self.kafka.topic.partitions) && self.kafka.topic.partitions > 0) || self.spark.executors.max * (has(self.spark.executors.cores) ? self.spark.executors.cores : 1) <= 10000",message="automatic partitions (spec.spark.executors.max × spec.spark.executors.cores, rounded up to a multiple of the brokers only within the cap) would exceed 10000, the most Strata chooses by itself; set spec.kafka.topic.partitions (up to 100000) or lower spec.spark.executors.max",fieldPath=".kafka.topic.partitions"
 type AnalyticsPipelineSpec struct {
 	// workload is the load the pipeline must sustain.
 	Workload WorkloadSpec `json:"workload"`
@@ -216,8 +216,10 @@ type TopicSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9._-]*$`
 	// +optional
 	Name string `json:"name,omitempty"`
-	// partitions is the partition count; 0 means auto (at least executors x cores, so that no
-	// executor core sits idle). Partitions only ever grow.
+	// partitions is the partition count; 0 means auto: executors x cores, so that no executor
+	// core sits idle, rounded up to a multiple of the brokers, so that every broker leads as
+	// many partitions (an uneven count makes the busiest broker the bottleneck); at most 10000,
+	// and executors x cores itself where rounding up would pass that. Partitions only ever grow.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100000
 	// +kubebuilder:default=0

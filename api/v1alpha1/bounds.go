@@ -35,10 +35,12 @@ const (
 	MaxVolumeSize = "1Pi"
 	// MaxTierBytesPerSecond caps a tier's declared bandwidth: 1 TB/s, far above any one volume.
 	MaxTierBytesPerSecond = "1T"
-	// MaxAutoPartitions caps the partition count Strata chooses by itself (executors.max ×
-	// cores): Kafka's own guidance is a few thousand partitions per broker, and every partition
-	// costs open files and controller work. Set spec.kafka.topic.partitions (up to 100,000) to
-	// go beyond.
+	// MaxAutoPartitions caps the partition count Strata chooses by itself: Kafka's own guidance
+	// is a few thousand partitions per broker, and every partition costs open files and
+	// controller work. Automatic partitions are executors × cores rounded up to a multiple of
+	// the brokers, so admission holds executors.max × cores to the cap and the planner rounds up
+	// only within it (internal/plan, partitionsAndBrokers). Set spec.kafka.topic.partitions (up
+	// to 100,000) to go beyond.
 	MaxAutoPartitions = 10000
 )
 

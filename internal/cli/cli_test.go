@@ -78,7 +78,7 @@ func TestJSONIsExactlyThePlan(t *testing.T) {
 	if dec.More() {
 		t.Error("more than one JSON value on stdout")
 	}
-	if p.Brokers != 3 || p.Partitions != 20 || p.LinkUsableBytesPerSecond != 112500000 {
+	if p.Brokers != 3 || p.Partitions != 21 || p.LinkUsableBytesPerSecond != 112500000 {
 		t.Errorf("unexpected plan %+v", p)
 	}
 }
@@ -230,5 +230,40 @@ func TestHelp(t *testing.T) {
 	r := run(t, "", "help")
 	if !strings.Contains(r.stdout, "strata render -f FILE") {
 		t.Errorf("the usage does not list render:\n%s", r.stdout)
+	}
+}
+
+// The SIZING table says why the partitions are what they are: a fixed count that the brokers do
+// not divide is pointed out, and so is an automatic count the cap keeps from rounding up.
+func TestPartitionsExplained(t *testing.T) {
+	cases := []struct {
+		name  string
+		edits [][2]string // replacements in testdata/sensors.yaml
+		want  string
+	}{
+		{"fixed, uneven", [][2]string{{"partitions: 0", "partitions: 25"}},
+			"Topic partitions  25       fixed    set by spec.kafka.topic.partitions; not a multiple of the 3 brokers, so the busiest leads 9 where the mean is 8.3"},
+		{"automatic, at the cap", [][2]string{{"executors: {min: 2, max: 10, cores: 5}", "executors: {min: 2000, max: 2000, cores: 5}"},
+			{"brokers: {min: 2, max: 6}", "brokers: {min: 3, max: 3}"}},
+			"10000    auto        one per executor core (2000 executors x 5 cores; Spark reads one per task); a multiple of the 3 brokers would pass 10000, the most Strata chooses by itself"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := os.ReadFile("testdata/sensors.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := string(b)
+			for _, e := range c.edits {
+				if !strings.Contains(in, e[0]) {
+					t.Fatalf("testdata/sensors.yaml has no %q", e[0])
+				}
+				in = strings.Replace(in, e[0], e[1], 1)
+			}
+			r := run(t, "", "plan", "-f", writeTemp(t, in), "-f", "testdata/tiers.yaml")
+			if !strings.Contains(r.stdout, c.want) {
+				t.Errorf("exit %d, stderr %s; the table lacks %q:\n%s", r.code, r.stderr, c.want, r.stdout)
+			}
+		})
 	}
 }

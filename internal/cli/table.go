@@ -96,13 +96,32 @@ func bounds(min, max int32) string {
 	return fmt.Sprintf("%d..%d", min, max)
 }
 
+// partitionsBecause explains an automatic partition count: a partition per executor core,
+// rounded up to a multiple of the brokers so that each leads as many (internal/plan, sizing.go),
+// unless that would pass v1alpha1.MaxAutoPartitions.
+func partitionsBecause(pl v1alpha1.Plan) string {
+	why := fmt.Sprintf("one per executor core (%d executors x %d cores; Spark reads one per task)", pl.Executors, pl.ExecutorCores)
+	b := max(pl.Brokers, 1)
+	switch {
+	case pl.Partitions%b != 0:
+		return why + fmt.Sprintf("; a multiple of the %d brokers would pass %d, the most Strata chooses by itself", b, v1alpha1.MaxAutoPartitions)
+	case pl.Partitions > pl.Executors*pl.ExecutorCores:
+		return why + fmt.Sprintf(", rounded up to a multiple of the %d brokers so each leads %d", b, pl.Partitions/b)
+	}
+	return why + fmt.Sprintf(", a multiple of the %d brokers so each leads %d", b, pl.Partitions/b)
+}
+
 func writeSizing(t *tableWriter, s v1alpha1.AnalyticsPipelineSpec, pl v1alpha1.Plan) {
 	target := s.Network.TargetUtilizationPercent
-	partitions, partitionsWhy := "auto", fmt.Sprintf("one per executor core (%d executors x %d cores): Spark reads one partition per task", pl.Executors, pl.ExecutorCores)
+	partitions, partitionsWhy := "auto", partitionsBecause(pl)
 	if s.Kafka.Topic.Partitions > 0 {
 		partitions, partitionsWhy = "fixed", "set by spec.kafka.topic.partitions"
 		if idle := pl.Executors*pl.ExecutorCores - pl.Partitions; idle > 0 {
 			partitionsWhy += fmt.Sprintf("; fewer than the %d executor cores, so %d cores sit idle", pl.Executors*pl.ExecutorCores, idle)
+		}
+		if b := max(pl.Brokers, 1); pl.Partitions%b != 0 {
+			partitionsWhy += fmt.Sprintf("; not a multiple of the %d brokers, so the busiest leads %d where the mean is %.1f",
+				b, (pl.Partitions+b-1)/b, float64(pl.Partitions)/float64(b))
 		}
 	}
 	shards, shardsWhy := "auto", "one primary per data node"

@@ -103,7 +103,7 @@ func TestTopic(t *testing.T) {
 	in := splitTiers()
 	topic := Topic(in)
 	if field(t, topic, "spec", "topicName") != "sensor-readings" ||
-		field(t, topic, "spec", "partitions") != int64(20) || field(t, topic, "spec", "replicas") != int64(2) {
+		field(t, topic, "spec", "partitions") != int64(21) || field(t, topic, "spec", "replicas") != int64(2) {
 		t.Errorf("topic spec %v", topic.Object["spec"])
 	}
 	if got := field(t, Topic(singleTierDelete()), "spec", "topicName"); got != "clicks" {

@@ -55,7 +55,7 @@ func splitTiers() Inputs {
 			s.VolumeReclaimPolicy = "Retain"
 		}))
 	plan := v1alpha1.Plan{
-		Brokers: 3, ReplicationFactor: 2, MinInSyncReplicas: 2, Partitions: 20,
+		Brokers: 3, ReplicationFactor: 2, MinInSyncReplicas: 2, Partitions: 21,
 		Executors: 4, ExecutorCores: 5, ElasticsearchDataNodes: 2, Shards: 2,
 		IngestBytesPerSecond:          90280000,
 		LinkUsableBytesPerSecond:      112500000,

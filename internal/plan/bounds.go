@@ -81,9 +81,13 @@ func validateBounds(s *v1alpha1.AnalyticsPipelineSpec) error {
 			return nil
 		},
 		func() error {
+			// Automatic partitions are the planned executors × cores rounded up to a multiple of
+			// the brokers, but only within the cap (partitionsAndBrokers): the cores at the most
+			// executors are all admission can bound, without knowing the brokers, and all it needs
+			// to, so that an admitted spec never gets more than the cap.
 			auto := int64(sp.Executors.Max) * int64(sp.Executors.Cores)
 			if k.Topic.Partitions == 0 && auto > v1alpha1.MaxAutoPartitions {
-				return fieldErr("spec.kafka.topic.partitions", "automatic partitions (spec.spark.executors.max × spec.spark.executors.cores = %d) would exceed %d, the most Strata chooses by itself; set spec.kafka.topic.partitions (up to 100000) or lower spec.spark.executors.max", auto, v1alpha1.MaxAutoPartitions)
+				return fieldErr("spec.kafka.topic.partitions", "automatic partitions (spec.spark.executors.max × spec.spark.executors.cores = %d, rounded up to a multiple of the brokers only within the cap) would exceed %d, the most Strata chooses by itself; set spec.kafka.topic.partitions (up to 100000) or lower spec.spark.executors.max", auto, v1alpha1.MaxAutoPartitions)
 			}
 			return nil
 		},

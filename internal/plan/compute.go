@@ -61,12 +61,14 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 	perNode := perDataNode(dataPod, s.Elasticsearch, w.messageBytes)
 	send := producerSend(w, link, s.Workload.Producers, &why)
 	// The brokers' shares depend on the partition count, which follows the executors: they are
-	// planned first and their reasons added after the brokers'.
+	// planned first and their reasons added after the brokers'. Automatic partitions are then
+	// rounded up to a multiple of the broker count, which is planned from them (sizing.go).
 	var executorWhy reasons
 	executors := planExecutors(w, link, s.Spark, &executorWhy)
 	cores := s.Spark.Executors.Cores
-	parts := partitions(s.Kafka, executors.count, cores)
-	brokers := planBrokers(w, link, s.Kafka, parts, logTier, brokerCPUBytes(brokerPod), &why)
+	parts, brokers := partitionsAndBrokers(s.Kafka, executors.count, cores, func(p int32, why *reasons) brokerPlan {
+		return planBrokers(w, link, s.Kafka, p, logTier, brokerCPUBytes(brokerPod), why)
+	}, &why)
 	why = append(why, executorWhy...)
 	dataNodes := planDataNodes(w, s.Elasticsearch, perNode, &why)
 

@@ -110,6 +110,9 @@ func planProblem(in *v1alpha1.AnalyticsPipeline, p v1alpha1.Plan) string {
 	if problem := busiestBrokerProblem(plan.Defaults(in).Spec, p); problem != "" {
 		return problem
 	}
+	if problem := partitionsProblem(plan.Defaults(in).Spec, p); problem != "" {
+		return problem
+	}
 	return memoryProblem(in.Spec.Spark.Memory, p.ExecutorMemory)
 }
 
@@ -138,6 +141,33 @@ func busiestBrokerProblem(s v1alpha1.AnalyticsPipelineSpec, p v1alpha1.Plan) str
 		case cmp > 0 && x.divisible:
 			return fmt.Sprintf("%s %d over the mean %s though B divides (P %d, R %d, B %d)", x.name, x.got, x.mean, parts, r, b)
 		}
+	}
+	return ""
+}
+
+// partitionsProblem checks the partition count: a fixed one as given; an automatic one at least
+// executors × cores (a partition for every core) and the smallest multiple of the brokers from
+// there, so that every broker leads P/B and holds P·R/B, unless that multiple is over
+// v1alpha1.MaxAutoPartitions, when it is executors × cores itself.
+func partitionsProblem(s v1alpha1.AnalyticsPipelineSpec, p v1alpha1.Plan) string {
+	if fixed := s.Kafka.Topic.Partitions; fixed > 0 {
+		if p.Partitions != fixed {
+			return fmt.Sprintf("partitions %d, but spec.kafka.topic.partitions is %d", p.Partitions, fixed)
+		}
+		return ""
+	}
+	f, parts, b := int64(p.Executors)*int64(p.ExecutorCores), int64(p.Partitions), int64(p.Brokers)
+	roundedUp := (f + b - 1) / b * b
+	switch {
+	case parts > v1alpha1.MaxAutoPartitions:
+		return fmt.Sprintf("automatic partitions %d over the cap %d", parts, v1alpha1.MaxAutoPartitions)
+	case roundedUp > v1alpha1.MaxAutoPartitions:
+		if parts != f {
+			return fmt.Sprintf("automatic partitions %d: %d executor cores rounded up to a multiple of %d brokers is over the cap %d, want the cores themselves",
+				parts, f, b, v1alpha1.MaxAutoPartitions)
+		}
+	case parts != roundedUp:
+		return fmt.Sprintf("automatic partitions %d, want %d: %d executor cores rounded up to a multiple of %d brokers", parts, roundedUp, f, b)
 	}
 	return ""
 }

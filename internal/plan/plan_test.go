@@ -47,7 +47,8 @@ func TestAPIExample(t *testing.T) {
 		got, want int64
 	}{
 		{"brokers", int64(p.Brokers), 3},
-		{"partitions", int64(p.Partitions), 20},
+		// 4 executors × 5 cores, rounded up to a multiple of the 3 brokers.
+		{"partitions", int64(p.Partitions), 21},
 		{"executors", int64(p.Executors), 4},
 		// 10,000 records/s × 2 copies (spec.elasticsearch.replicas defaults to 1) at 80 % of
 		// 8,000 per node: 3.125, so 4 data nodes, and as many shards.
@@ -56,14 +57,14 @@ func TestAPIExample(t *testing.T) {
 		{"minInSyncReplicas", int64(p.MinInSyncReplicas), 2},
 		{"linkUsableBytesPerSecond", p.LinkUsableBytesPerSecond, 112500000},
 		{"linkPlannedBytesPerSecond", p.LinkPlannedBytesPerSecond, 90000000},
-		// The busiest of 3 brokers holds ⌈20·2/3⌉ = 14 of the 40 replicas and leads ⌈20/3⌉ = 7 of
-		// the 20 partitions: it receives 90.28 MB/s × 14/20 and sends 2 × 90.28 MB/s × 7/20,
-		// 5 % over the mean of 2/3 × 90.28 MB/s.
-		{"brokerReceiveBytesPerSecond", p.BrokerReceiveBytesPerSecond, 63196000},
-		{"brokerSendBytesPerSecond", p.BrokerSendBytesPerSecond, 63196000},
-		{"brokerDiskWriteBytesPerSecond", p.BrokerDiskWriteBytesPerSecond, 63196000},
-		// 112.5 MB/s ÷ (0.7 × 9,028 B).
-		{"KafkaBrokerNetwork", stageCap(t, p, v1alpha1.StageKafkaBrokerNetwork), 17801},
+		// Each of the 3 brokers holds 14 of the 42 replicas and leads 7 of the 21 partitions: it
+		// receives 90.28 MB/s × 14/21 and sends 2 × 90.28 MB/s × 7/21, the mean of 2/3 × 90.28
+		// MB/s (with 20 partitions the busiest held 14 of 40 and led 7 of 20, 5 % over it).
+		{"brokerReceiveBytesPerSecond", p.BrokerReceiveBytesPerSecond, 60186666},
+		{"brokerSendBytesPerSecond", p.BrokerSendBytesPerSecond, 60186666},
+		{"brokerDiskWriteBytesPerSecond", p.BrokerDiskWriteBytesPerSecond, 60186666},
+		// 112.5 MB/s ÷ (2/3 × 9,028 B).
+		{"KafkaBrokerNetwork", stageCap(t, p, v1alpha1.StageKafkaBrokerNetwork), 18691},
 		{"SparkProcessing", stageCap(t, p, v1alpha1.StageSparkProcessing), 16000},
 		// 4 nodes × 8,000 shared by 2 copies.
 		{"ElasticsearchIndexing", stageCap(t, p, v1alpha1.StageElasticsearchIndexing), 16000},

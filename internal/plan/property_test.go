@@ -96,9 +96,10 @@ func TestPropertyPlansKeepTheirInvariants(t *testing.T) {
 }
 
 // More ingest never plans fewer brokers, executors or data nodes, at a fixed partition count.
-// With automatic partitions (executors × cores) it may plan fewer brokers: more executors give
-// more partitions, which spread more evenly, and the busiest broker can then carry less
-// (10 partitions on 3 brokers put 4 leaders on one, 12 put 4 on each).
+// With automatic partitions it may plan fewer brokers: more executors give more partitions, and
+// the rounds that make them a multiple of the brokers stop at the first count that divides them
+// (when 25 partitions on 4 brokers, 7 leaders on one, are too many for it, 5 brokers take 25;
+// 28 executor cores spread 7 on each of 4).
 func TestPropertyMoreIngestNeverPlansLess(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	for i := 0; i < 2000; i++ {

@@ -32,7 +32,7 @@ func TestResources(t *testing.T) {
 	}{
 		{"planned", func(*v1alpha1.AnalyticsPipeline) {}, sample,
 			// The planned CPU binds nowhere: the link and messagesPerSecondPerNode do.
-			map[string]int64{v1alpha1.StageKafkaBrokerNetwork: 17801, v1alpha1.StageElasticsearchIndexing: 16000}, nil},
+			map[string]int64{v1alpha1.StageKafkaBrokerNetwork: 18691, v1alpha1.StageElasticsearchIndexing: 16000}, nil},
 		{"small memory overrides keep the heap at most half of it", func(p *v1alpha1.AnalyticsPipeline) {
 			p.Spec.Kafka.Resources = &v1alpha1.ComputeResources{Memory: qp("1Gi")}
 			p.Spec.Elasticsearch.Masters = &v1alpha1.ElasticsearchMastersSpec{Resources: &v1alpha1.ComputeResources{Memory: qp("1Gi")}}
@@ -52,10 +52,11 @@ func TestResources(t *testing.T) {
 		{"a broker CPU below the planned one moves less", func(p *v1alpha1.AnalyticsPipeline) {
 			p.Spec.Kafka.Resources = &v1alpha1.ComputeResources{CPU: qp("500m")}
 		}, map[string]row{v1alpha1.RoleKafkaBroker: {"500m", "9Gi", "2Gi", "6656Mi"}},
-			// 50 MB/s per broker, in and out, for the busiest of 6 brokers (the max): 7 of 40
-			// replicas receive 90.28 MB/s × 7/20 and 4 of 20 leaders send 2 × 90.28 MB/s × 4/20
-			// per 10000 records/s.
-			map[string]int64{v1alpha1.StageKafkaBrokerNetwork: 7384},
+			// 50 MB/s per broker, in and out, for each of 6 brokers (the max) and 24 partitions
+			// (20 executor cores rounded up to a multiple of 6): 8 of 48 replicas receive
+			// 90.28 MB/s × 8/24 and 4 of 24 leaders send 2 × 90.28 MB/s × 4/24 per 10000
+			// records/s. 10 brokers are needed: the partitions would follow them (20 on 10).
+			map[string]int64{v1alpha1.StageKafkaBrokerNetwork: 8307},
 			[]string{"spec.kafka.resources.cpu", "10 are needed"}},
 	}
 	for _, tc := range cases {

@@ -168,7 +168,16 @@ func planBrokers(w workload, link linkRates, k v1alpha1.KafkaSpec, partitions in
 	// A nil need is "no count": more than any count.
 	over := func(n *big.Int) bool { return n == nil || n.Cmp(maxCount) > 0 }
 	beyond := func(a, b *big.Int) bool { return b != nil && (a == nil || a.Cmp(b) > 0) }
-	needed := func(n *big.Int, limit *big.Rat) string {
+	// Automatic partitions follow the brokers (partitionsAndBrokers): when they are spread evenly,
+	// the count to name is the one whose even share fits, since raising brokers.max to it
+	// rounds the partitions to a multiple of it too; the count needed at these P partitions may
+	// be larger (the sample with spec.kafka.resources.cpu: 500m needs 10 brokers, which its 20
+	// executor cores divide, but 12 for the 24 partitions the 6 brokers of brokers.max get).
+	even := k.Topic.Partitions == 0 && traffic.partitions%b == 0
+	needed := func(n *big.Int, load func(int64) *big.Rat, limit *big.Rat) string {
+		if even && limit.Sign() > 0 {
+			n = ceilInt(quo(load(1), limit)) // one broker carries the whole cluster's load
+		}
 		if n != nil {
 			return countString(n) + " are needed"
 		}
@@ -184,7 +193,7 @@ func planBrokers(w workload, link linkRates, k v1alpha1.KafkaSpec, partitions in
 			"Raise spec.kafka.brokers.max, use a faster link, or enable record compression (costs CPU)",
 			k.Brokers.Max, rateString(link.planned), w.target, rateString(link.usable),
 			count, traffic.leaders(b), traffic.partitions, traffic.replicas(b),
-			rateString(p.send), rateString(p.receive), needed(linkNeed, link.planned))
+			rateString(p.send), rateString(p.receive), needed(linkNeed, traffic.busiest, link.planned))
 	}
 	// Planned, the CPU fills the link both ways and never needs more brokers than the link does;
 	// it is named only where it binds (an override, or the largest CPU the plan gives a pod).
@@ -193,14 +202,14 @@ func planBrokers(w workload, link linkRates, k v1alpha1.KafkaSpec, partitions in
 			"(%d%% of what its CPU moves, received plus sent): the busiest of %d brokers would move %s, "+
 			"and %s. Raise spec.kafka.resources.cpu or spec.kafka.brokers.max",
 			k.Brokers.Max, rateString(cpuPlanned), w.target,
-			count, rateString(new(big.Rat).Add(p.receive, p.send)), needed(cpuNeed, cpuPlanned))
+			count, rateString(new(big.Rat).Add(p.receive, p.send)), needed(cpuNeed, traffic.total, cpuPlanned))
 	}
 	if over(diskNeed) {
 		why.add("no broker count up to spec.kafka.brokers.max (%d) keeps each broker's log writes under %s "+
 			"(%d%% of StorageTier %q's %s write bandwidth): the busiest of %d brokers would write %s, and %s. "+
 			"Raise spec.kafka.brokers.max or put spec.kafka.storage on a faster tier",
 			k.Brokers.Max, rateString(diskPlanned), w.target, logTier.Name, rateString(write),
-			count, rateString(p.diskWrite), needed(diskNeed, diskPlanned))
+			count, rateString(p.diskWrite), needed(diskNeed, traffic.receive, diskPlanned))
 	}
 	return p
 }
@@ -267,14 +276,77 @@ func planExecutors(w workload, link linkRates, sp v1alpha1.SparkSpec, why *reaso
 	return p
 }
 
-// partitions returns the topic's partition count. Spark's Kafka source runs one task per
-// partition, so "auto" gives every executor core a partition; a fixed count is the user's call
-// and is kept even when it leaves cores idle (the CLI points that out).
-func partitions(k v1alpha1.KafkaSpec, executors, cores int32) int32 {
+// Automatic partitions, and the brokers planned from them.
+//
+// Spark's Kafka source runs one task per partition, so "auto" gives every executor core a
+// partition: at least F = executors × cores. Kafka places whole partitions, so when the broker
+// count B does not divide P the busiest broker leads ⌈P/B⌉ and holds ⌈P·R/B⌉ replicas, more than
+// the mean (25 partitions on 3 brokers: one leads 9, 8 % over the mean), and it is the
+// one the plan sizes. So P is the smallest multiple of B not below F: every broker then leads
+// P/B and holds P·R/B, the mean, and no executor core is left without a partition.
+//
+// B is planned from P (the busiest broker's load depends on it), so the two are found together:
+// start from P₀ = F, plan B₀ from it, and repeat P_{k+1} = ⌈F/B_k⌉·B_k, B_{k+1} = brokers
+// planned from P_{k+1}, until P_{k+1} = P_k. Termination: P_{k+1} is a multiple of B_k, so B_k
+// brokers would each carry exactly the mean of the traffic, which no placement of P_k
+// partitions on B_k brokers beats; the mean does not depend on P, and every per-broker load the
+// broker count is chosen by (received, sent, their sum) is that mean or more. So B_k brokers are
+// enough for P_{k+1} whenever they were for P_k (and when none was, B_k is brokers.max, which no
+// plan exceeds): B_{k+1} ≤ B_k. If B_{k+1} = B_k then P_{k+2} = P_{k+1} and the loop stops; so
+// each further round lowers B by one at least, and B ≥ 1 bounds the rounds by B₀ ≤ brokers.max.
+// The loop is bounded by that count too, so that no mistake in this argument can hang a
+// reconcile; the (P, B) it returns is consistent either way, since B is always planned from P.
+//
+// P never exceeds v1alpha1.MaxAutoPartitions: admission (and validateBounds) keep
+// executors.max × cores, and so F, within it, but rounding up may pass it (10,000 executor
+// cores on 3 brokers would want 10,002). The fallback would be the largest multiple of B within
+// the cap if that were still ≥ F, but it never is: a multiple of B in [F, cap] would have been
+// the rounded count. So P is then F itself, with B planned from it, and the busiest broker
+// carries a little more than the mean: at most one partition more than the others, a
+// negligible share of thousands.
+
+// brokersFrom plans the brokers for a partition count, adding its reasons to why.
+type brokersFrom func(partitions int32, why *reasons) brokerPlan
+
+// partitionsAndBrokers returns the topic's partition count and the brokers planned from it. A
+// fixed count (spec.kafka.topic.partitions) is the user's call and is kept as given, even when it
+// leaves cores idle or spreads unevenly (the CLI points both out).
+func partitionsAndBrokers(k v1alpha1.KafkaSpec, executors, cores int32, plan brokersFrom, why *reasons) (int32, brokerPlan) {
 	if k.Topic.Partitions > 0 {
-		return k.Topic.Partitions
+		return k.Topic.Partitions, plan(k.Topic.Partitions, why)
 	}
-	return executors * cores
+	floor := executors * cores
+	// Only the final round's reasons are kept: each round's describe its own broker plan.
+	var firstWhy reasons
+	first := plan(floor, &firstWhy)
+	parts, brokers, roundWhy := floor, first, firstWhy
+	for range int(k.Brokers.Max) + 1 {
+		next, ok := roundUpWithin(floor, brokers.count, v1alpha1.MaxAutoPartitions)
+		if !ok {
+			// No multiple of B fits between F and the cap: F, planned as above.
+			parts, brokers, roundWhy = floor, first, firstWhy
+			break
+		}
+		if next == parts {
+			break
+		}
+		parts = next
+		roundWhy = nil
+		brokers = plan(parts, &roundWhy)
+	}
+	*why = append(*why, roundWhy...)
+	return parts, brokers
+}
+
+// roundUpWithin returns the smallest multiple of b not below f, and false when that is above
+// limit.
+func roundUpWithin(f, b int32, limit int64) (int32, bool) {
+	b = max(b, 1)
+	n := ceilDiv(int64(f), int64(b)) * int64(b)
+	if n > limit {
+		return 0, false
+	}
+	return int32(n), true
 }
 
 // planDataNodes sizes the data nodes for every copy of every record: a replica shard indexes
