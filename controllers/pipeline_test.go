@@ -57,8 +57,8 @@ func TestPipelineLifecycle(t *testing.T) {
 		return condition(p.Status.Conditions, v1alpha1.ConditionPlanValid, metav1.ConditionTrue, v1alpha1.ReasonPlanned)
 	})
 	if got := fmt.Sprintf("brokers=%d partitions=%d executors=%d dataNodes=%d", p.Status.Plan.Brokers,
-		p.Status.Plan.Partitions, p.Status.Plan.Executors, p.Status.Plan.ElasticsearchDataNodes); got != "brokers=3 partitions=20 executors=4 dataNodes=4" {
-		t.Errorf("sample plan: %s, want docs/api.md's brokers=3 partitions=20 executors=4 dataNodes=4", got)
+		p.Status.Plan.Partitions, p.Status.Plan.Executors, p.Status.Plan.ElasticsearchDataNodes); got != "brokers=3 partitions=21 executors=4 dataNodes=4" {
+		t.Errorf("sample plan: %s, want docs/api.md's brokers=3 partitions=21 executors=4 dataNodes=4", got)
 	}
 
 	in := desired.Inputs{Pipeline: p, Plan: *p.Status.Plan}
