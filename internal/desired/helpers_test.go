@@ -143,17 +143,31 @@ func TestRebalanceThrottle(t *testing.T) {
 	for _, tt := range []struct {
 		name                string
 		link, receive, send int64
-		want                int64
+		// ingest over partitions is what one replica is written
+		ingest      int64
+		partitions  int32
+		want, moves int64
 	}{
-		{"no link rate", 0, 10, 10, 0},
-		{"spare link", 112500000, 60186666, 40000000, 52313334},
-		{"send is busier", 100, 10, 50, 50},
-		{"saturated: floor", 100, 100, 120, 10},
+		{"no link rate", 0, 10, 10, 0, 0, 0, DefaultPartitionMovements},
+		// The sample: 21 partitions of a 60.19 MB/s ingest each written 2.87 MB/s; half the
+		// 52.3 MB/s throttle keeps up with 9 of them at once: Cruise Control's 5.
+		{"spare link", 112500000, 60186666, 40000000, 60186666, 21, 52313334, 5},
+		{"send is busier", 100, 10, 50, 0, 0, 50, DefaultPartitionMovements},
+		{"saturated: floor", 100, 100, 120, 0, 0, 10, DefaultPartitionMovements},
+		// A replica written 8 of the link's 100: the floor of 10 would never let its move
+		// finish; the throttle is twice it, one move at a time.
+		{"a partition written above half the floor", 100, 100, 120, 80, 10, 16, 1},
+		// Two moves at once keep half of a 40 throttle for catching up with replicas written 8.
+		{"fewer moves at once", 100, 60, 50, 80, 10, 40, 2},
+		{"within the link", 100, 100, 120, 600, 10, 100, 1},
 	} {
 		plan := v1alpha1.Plan{LinkUsableBytesPerSecond: tt.link, BrokerReceiveBytesPerSecond: tt.receive,
-			BrokerSendBytesPerSecond: tt.send}
+			BrokerSendBytesPerSecond: tt.send, IngestBytesPerSecond: tt.ingest, Partitions: tt.partitions}
 		if got := RebalanceThrottle(plan); got != tt.want {
 			t.Errorf("%s: RebalanceThrottle = %d, want %d", tt.name, got, tt.want)
+		}
+		if got := RebalanceConcurrency(plan); got != tt.moves {
+			t.Errorf("%s: RebalanceConcurrency = %d, want %d", tt.name, got, tt.moves)
 		}
 	}
 }

@@ -29,10 +29,7 @@ func RebalanceTemplate(in Inputs) *unstructured.Unstructured {
 		return nil
 	}
 	p := in.Pipeline
-	spec := object{}
-	if t := RebalanceThrottle(in.Plan); t > 0 {
-		spec["replicationThrottle"] = t
-	}
+	spec := rebalanceLimits(in.Plan)
 	return newObject(KafkaRebalanceGVK, p, RebalanceTemplateName(p), AppKafka, ComponentKafkaRebalance,
 		nil, map[string]string{RebalanceTemplateAnnotation: "true"}, object{"spec": spec})
 }
@@ -57,10 +54,8 @@ func BrokerRemoval(in Inputs) *unstructured.Unstructured {
 	for i, id := range in.EmptyBrokers {
 		brokers[i] = int64(id)
 	}
-	spec := object{"mode": "remove-brokers", "brokers": brokers}
-	if t := RebalanceThrottle(in.Plan); t > 0 {
-		spec["replicationThrottle"] = t
-	}
+	spec := rebalanceLimits(in.Plan)
+	spec["mode"], spec["brokers"] = "remove-brokers", brokers
 	return newObject(KafkaRebalanceGVK, p, BrokerRemovalName(p), AppKafka, ComponentKafkaRebalance,
 		map[string]string{StrimziClusterLabel: KafkaName(p)}, map[string]string{RebalanceAutoApprovalAnnotation: "true"},
 		object{"spec": spec})
@@ -69,11 +64,56 @@ func BrokerRemoval(in Inputs) *unstructured.Unstructured {
 // RebalanceThrottle is the replication throttle of rebalances in bytes per second: the usable
 // link rate less the busier direction of a broker's planned traffic, but at least
 // MinRebalanceThrottlePercent of the usable rate. 0 (no throttle) when the plan has no link rate.
+//
+// It is also at least twice what one partition's replica writes (RebalanceConcurrency says
+// why), within the link.
 func RebalanceThrottle(plan v1alpha1.Plan) int64 {
 	link := plan.LinkUsableBytesPerSecond
 	if link <= 0 {
 		return 0
 	}
 	busy := max(plan.BrokerReceiveBytesPerSecond, plan.BrokerSendBytesPerSecond)
-	return max(link-busy, link*MinRebalanceThrottlePercent/100)
+	t := max(link-busy, link*MinRebalanceThrottlePercent/100)
+	return min(max(t, 2*replicaWrite(plan)), link)
+}
+
+// DefaultPartitionMovements is Cruise Control's default of concurrent partition movements into
+// or out of each broker (num.concurrent.partition.movements.per.broker; Strimzi's KafkaRebalance
+// spec.concurrentPartitionMovementsPerBroker, "Default is 5").
+const DefaultPartitionMovements = 5
+
+// RebalanceConcurrency is how many partition replicas a rebalance moves into or out of a broker
+// at once. The throttle bounds all of a moving replica's fetches, its backlog and the partition's
+// live writes together (Kafka throttles only replicas out of sync, in both the leader's and the
+// follower's quota, but those entirely), so a new replica catches up at the throttle less what its
+// partition is written meanwhile; moves whose partitions are written faster than the throttle
+// never complete. Found in the lab (internal/lab's TestLinkSaturated): eight partitions moved at
+// once onto a new broker were written at about the throttle, and their moves stood still. So the
+// moves at once are as many as keep half the throttle for catching up, at least one (the throttle
+// is at least twice a replica's writes) and at most Cruise Control's default.
+func RebalanceConcurrency(plan v1alpha1.Plan) int64 {
+	w := replicaWrite(plan)
+	if w <= 0 {
+		return DefaultPartitionMovements
+	}
+	return min(max(RebalanceThrottle(plan)/(2*w), 1), DefaultPartitionMovements)
+}
+
+// replicaWrite is what one partition's replica receives: the ingest over the partitions.
+func replicaWrite(plan v1alpha1.Plan) int64 {
+	if plan.Partitions <= 0 {
+		return 0
+	}
+	return plan.IngestBytesPerSecond / int64(plan.Partitions)
+}
+
+// rebalanceLimits are a rebalance's throttle and concurrency (nothing when the plan has no link
+// rate).
+func rebalanceLimits(plan v1alpha1.Plan) object {
+	spec := object{}
+	if t := RebalanceThrottle(plan); t > 0 {
+		spec["replicationThrottle"] = t
+		spec["concurrentPartitionMovementsPerBroker"] = RebalanceConcurrency(plan)
+	}
+	return spec
 }

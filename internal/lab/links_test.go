@@ -98,10 +98,12 @@ func joinBrokers(ctx context.Context, t *testing.T, l *Lab, d v1alpha1.Autoscali
 	if err := l.Operator.Client.Get(ctx, client.ObjectKeyFromObject(l.Pipeline), &got); err != nil {
 		t.Fatal(err)
 	}
-	throttle := desired.RebalanceThrottle(*got.Status.Plan)
-	re := l.Kafka.Reassign(ctx, t, l.Net.Hub, desired.TopicName(l.Pipeline), throttle, 15*time.Minute)
-	t.Logf("%d of %d partitions moved (%.0f MiB copied) in %s at the rebalance throttle of %.2f MiB/s per broker; preferred leaders elected in %s",
-		re.Moved, l.Pipeline.Status.Plan.Partitions, float64(re.Bytes)/(1<<20), re.Took.Round(time.Second),
+	// The limits of the operator's rebalance template (desired.RebalanceTemplate), for the plan
+	// the autoscaler's decision applied.
+	throttle, moves := desired.RebalanceThrottle(*got.Status.Plan), desired.RebalanceConcurrency(*got.Status.Plan)
+	re := l.Kafka.Reassign(ctx, t, l.Net.Hub, desired.TopicName(l.Pipeline), throttle, int(moves), 15*time.Minute)
+	t.Logf("%d of %d partitions moved (%.0f MiB copied) in %s, in %d batches of at most %d per broker at the rebalance throttle of %.2f MiB/s; preferred leaders elected in %s",
+		re.Moved, l.Pipeline.Status.Plan.Partitions, float64(re.Bytes)/(1<<20), re.Took.Round(time.Second), re.Batches, moves,
 		float64(throttle)/(1<<20), re.Elected.Round(time.Second))
 
 	// The alert's rates span alerts.Window: the links read under the target once a window

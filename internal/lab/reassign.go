@@ -3,9 +3,11 @@ package lab
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,8 +32,8 @@ import (
 type Reassignment struct {
 	// Moved counts the partitions whose replicas changed, Bytes the log bytes copied to the
 	// brokers that gained a replica (each such replica's size, as its current leader holds it).
-	Moved int
-	Bytes int64
+	Moved, Batches int
+	Bytes          int64
 	// Took is from the moves' start to the last one completing; Elected is the preferred
 	// leader election after it.
 	Took, Elected time.Duration
@@ -39,18 +41,91 @@ type Reassignment struct {
 
 // reassignmentPlan is kafka-reassign-partitions.sh's JSON.
 type reassignmentPlan struct {
-	Version    int `json:"version"`
-	Partitions []struct {
-		Topic     string `json:"topic"`
-		Partition int    `json:"partition"`
-		Replicas  []int  `json:"replicas"`
-	} `json:"partitions"`
+	Version    int             `json:"version"`
+	Partitions []partitionMove `json:"partitions"`
+}
+
+type partitionMove struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Replicas  []int  `json:"replicas"`
+	// gains and loses are the brokers the move adds and drops (not in the JSON).
+	gains, loses []int
+}
+
+// changes are the partitions whose replica lists the proposal changes, and the log bytes copied to
+// the brokers they gain (each partition's size as sizes gives it).
+func changes(current, proposed reassignmentPlan, sizes map[int]int64) ([]partitionMove, int64) {
+	held := map[int][]int{}
+	for _, p := range current.Partitions {
+		held[p.Partition] = p.Replicas
+	}
+	var out []partitionMove
+	var bytes int64
+	for _, p := range proposed.Partitions {
+		p.gains, p.loses = minus(p.Replicas, held[p.Partition]), minus(held[p.Partition], p.Replicas)
+		// A new order of the same replicas moves no data but names another preferred leader,
+		// which the election after the moves makes the leader.
+		if !slices.Equal(p.Replicas, held[p.Partition]) {
+			out = append(out, p)
+			bytes += int64(len(p.gains)) * sizes[p.Partition]
+		}
+	}
+	return out, bytes
+}
+
+// batch splits moves into batches in which no broker gains or loses more than perBroker
+// replicas, in order, as Cruise Control's executor bounds the movements into or out of each
+// broker.
+func batch(moves []partitionMove, perBroker int) [][]partitionMove {
+	var out [][]partitionMove
+	left := moves
+	for len(left) > 0 {
+		into, outOf := map[int]int{}, map[int]int{}
+		var this, rest []partitionMove
+		for _, m := range left {
+			fits := true
+			for _, b := range m.gains {
+				fits = fits && into[b] < perBroker
+			}
+			for _, b := range m.loses {
+				fits = fits && outOf[b] < perBroker
+			}
+			if !fits && len(this) > 0 {
+				rest = append(rest, m)
+				continue
+			}
+			for _, b := range m.gains {
+				into[b]++
+			}
+			for _, b := range m.loses {
+				outOf[b]++
+			}
+			this = append(this, m)
+		}
+		out, left = append(out, this), rest
+	}
+	return out
+}
+
+// minus is a's elements not in b.
+func minus(a, b []int) []int {
+	var out []int
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // Reassign spreads topic's partitions over every broker of the cluster, moving data at most
-// throttle bytes per second per broker, and waits up to within for the moves to complete and the
-// preferred leaders to be elected. The tools run in from (the hub, which reaches every broker).
-func (k *Kafka) Reassign(ctx context.Context, t testing.TB, from *netlab.Host, topic string, throttle int64, within time.Duration) Reassignment {
+// throttle bytes per second per broker and at most perBroker partitions into or out of a broker
+// at once (Cruise Control's concurrentPartitionMovementsPerBroker: each batch completes before
+// the next begins), and waits up to within for the moves to complete and the preferred leaders to
+// be elected. The tools run in from (the hub, which reaches every broker).
+func (k *Kafka) Reassign(ctx context.Context, t testing.TB, from *netlab.Host, topic string, throttle int64, perBroker int,
+	within time.Duration) Reassignment {
 	t.Helper()
 	dir := filepath.Join(k.dir, "reassign")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -79,45 +154,31 @@ func (k *Kafka) Reassign(ctx context.Context, t testing.TB, from *netlab.Host, t
 		}
 	}
 	sizes := k.partitionSizes(ctx, t, from, topic)
-	moved, bytes := 0, int64(0)
-	held := map[int]map[int]bool{} // partition -> brokers holding it now
-	for _, p := range current.Partitions {
-		held[p.Partition] = map[int]bool{}
-		for _, r := range p.Replicas {
-			held[p.Partition][r] = true
-		}
-	}
-	for _, p := range proposed.Partitions {
-		gained := 0
-		for _, r := range p.Replicas {
-			if !held[p.Partition][r] {
-				gained++
-			}
-		}
-		if gained > 0 {
-			moved++
-			bytes += int64(gained) * sizes[p.Partition]
-		}
-	}
-	plan := filepath.Join(dir, "plan.json")
-	writeJSON(t, plan, proposed)
+	moves, bytes := changes(current, proposed, sizes)
+	batches := batch(moves, perBroker)
 
 	began := time.Now()
-	k.tool(ctx, t, from, "org.apache.kafka.tools.reassign.ReassignPartitionsCommand", "--bootstrap-server", k.Bootstrap,
-		"--reassignment-json-file", plan, "--execute", "--throttle", strconv.FormatInt(throttle, 10))
 	deadline := began.Add(within)
-	for {
-		out = k.tool(ctx, t, from, "org.apache.kafka.tools.reassign.ReassignPartitionsCommand", "--bootstrap-server", k.Bootstrap,
-			"--reassignment-json-file", plan, "--verify")
-		if completed(out, len(proposed.Partitions)) {
-			break
+	for i, b := range batches {
+		plan := filepath.Join(dir, fmt.Sprintf("batch-%d.json", i))
+		writeJSON(t, plan, reassignmentPlan{Version: 1, Partitions: b})
+		k.tool(ctx, t, from, "org.apache.kafka.tools.reassign.ReassignPartitionsCommand", "--bootstrap-server", k.Bootstrap,
+			"--reassignment-json-file", plan, "--execute", "--throttle", strconv.FormatInt(throttle, 10))
+		for {
+			// --verify also removes the throttles once the batch is complete.
+			out = k.tool(ctx, t, from, "org.apache.kafka.tools.reassign.ReassignPartitionsCommand", "--bootstrap-server", k.Bootstrap,
+				"--reassignment-json-file", plan, "--verify")
+			if completed(out, len(b)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the reassignment of %s over brokers %v (batch %d of %d) is not complete %s after it began:\n%s",
+					topic, ids, i+1, len(batches), within, out)
+			}
+			time.Sleep(5 * time.Second)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the reassignment of %s over brokers %v is not complete %s after it began:\n%s", topic, ids, within, out)
-		}
-		time.Sleep(5 * time.Second)
 	}
-	r := Reassignment{Moved: moved, Bytes: bytes, Took: time.Since(began)}
+	r := Reassignment{Moved: len(moves), Batches: len(batches), Bytes: bytes, Took: time.Since(began)}
 	elect := time.Now()
 	k.tool(ctx, t, from, "org.apache.kafka.tools.LeaderElectionCommand", "--bootstrap-server", k.Bootstrap,
 		"--election-type", "PREFERRED", "--all-topic-partitions")

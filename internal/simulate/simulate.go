@@ -242,7 +242,8 @@ func (s *sim) decide(now float64, c capacity) error {
 	from, to := countsOf(s.applied), countsOf(next)
 	s.applied = next
 	if to.Brokers != from.Brokers {
-		s.pending[0] = s.brokerChange(now, to.Brokers, c)
+		_, _, inBytes, _, _ := s.flows.over(int(now), 1)
+		s.pending[0] = s.brokerChange(now, to.Brokers, c, inBytes)
 	}
 	after := autoscale.Base(s.p, s.st).Spec.Spark.Memory
 	memoryMoved := after.PageCachePercent != before.PageCachePercent || after.OffHeapPercent != before.OffHeapPercent
@@ -290,7 +291,12 @@ func (s *sim) count(now float64, ch v1alpha1.AutoscalingDecision) {
 // broker's link (desired.RebalanceThrottle, at least a tenth of it): each sending and each
 // receiving broker moves at most that much a second. delays.rebalanceBytesPerSecond, when set,
 // is the rate of the whole move instead.
-func (s *sim) brokerChange(now float64, to int32, c capacity) *change {
+//
+// The throttle bounds a moving replica's fetches as a whole, its partition's live writes with
+// its backlog (desired.RebalanceConcurrency), so each receiving broker catches up at the
+// throttle less what the partitions moving onto it at once are written now (ingest bytes a
+// second over the partitions, desired.RebalanceConcurrency of them), never under a tenth of it.
+func (s *sim) brokerChange(now float64, to int32, c capacity, ingestBytes float64) *change {
 	from := s.serving.Brokers
 	if to == from {
 		return nil
@@ -299,6 +305,10 @@ func (s *sim) brokerChange(now float64, to int32, c capacity) *change {
 	throttle := float64(desired.RebalanceThrottle(s.applied))
 	if throttle <= 0 {
 		throttle = c.link
+	}
+	if parts := float64(s.applied.Partitions); parts > 0 {
+		live := float64(desired.RebalanceConcurrency(s.applied)) * ingestBytes / parts
+		throttle = math.Max(throttle-live, throttle/10)
 	}
 	var moved, rate float64
 	start := 0.0
