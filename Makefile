@@ -94,7 +94,7 @@ e2e: ## Run the end-to-end suite on a new kind cluster (needs docker and the int
 .PHONY: lab
 lab: ## Run the lab (docs/lab.md): real Kafka, exporters, operator and Prometheus; every generated query's result and alert scenario and, as root, the bandwidth model and cAdvisor on shaped links.
 	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" STRATA_PROMETHEUS="$$($(TOOLS) path prometheus)" STRATA_LAB_MODEL=1 \
-		$(GO) test -count=1 -timeout 45m -v -run 'TestLab|TestBandwidthModel|TestLinkSaturated' ./internal/lab/
+		$(GO) test -count=1 -timeout 75m -v -run 'TestLab|TestBandwidthModel|TestLinkSaturated' ./internal/lab/
 
 .PHONY: bench
 bench: ## Run the benchmarks: the planner's, and N pipelines against a real control plane.

@@ -23,8 +23,16 @@ import org.slf4j.LoggerFactory;
  *       as Elasticsearch cannot change an existing index's primary shard count.
  *   <li>The alias {@code <index>} points at the write index {@code <index>-000001} (created only
  *       when the alias does not exist yet); documents are written to the alias.
- *   <li>The dead-letter index has a template of its own with a higher priority, so the index
- *       template's lifecycle (whose rollover alias is the index's) never applies to it.
+ *   <li>Dead letters get the same, apart: an ILM policy {@code <dead-letter index>} (rollover
+ *       at {@link #DEAD_LETTER_MAX_AGE} or {@link #DEAD_LETTER_MAX_PRIMARY_SHARD_SIZE}, deleted
+ *       when the index's data is), a template (patterns {@code <dead-letter index>-*}, one shard)
+ *       at a higher priority than the index's (the default name {@code <index>-deadletter}
+ *       matches {@code <index>-*} too), and the alias {@code <dead-letter index>} over
+ *       {@code <dead-letter index>-000001}. Without a lifecycle a pipeline whose records turn
+ *       malformed fills a single one-shard index without end. A dead-letter index of a release
+ *       before this one (a plain index under the alias's name) is kept and written to as it
+ *       was, without a lifecycle, which the job's log says; deleting it gives the lifecycle
+ *       at the next start.
  * </ul>
  */
 final class IndexLifecycle {
@@ -43,6 +51,11 @@ final class IndexLifecycle {
    */
   static final int PRIORITY = 600;
 
+  /** Dead letters are few: a dead-letter index rolls over monthly, or at this size. */
+  static final String DEAD_LETTER_MAX_AGE = "30d";
+
+  static final String DEAD_LETTER_MAX_PRIMARY_SHARD_SIZE = "10gb";
+
   private IndexLifecycle() {}
 
   /** The name of the first write index behind conf's alias. */
@@ -55,33 +68,61 @@ final class IndexLifecycle {
     es.ilm().putLifecycle(r -> r.name(index).withJson(new StringReader(policy(conf).toString())));
     es.indices().putIndexTemplate(r -> r.name(index)
         .withJson(new StringReader(template(conf).toString())));
-    es.indices().putIndexTemplate(r -> r.name(conf.esDeadLetterIndex())
+    String deadLetters = conf.esDeadLetterIndex();
+    es.ilm().putLifecycle(r -> r.name(deadLetters)
+        .withJson(new StringReader(deadLetterPolicy(conf).toString())));
+    es.indices().putIndexTemplate(r -> r.name(deadLetters)
         .withJson(new StringReader(deadLetterTemplate(conf).toString())));
-    if (!es.indices().existsAlias(r -> r.name(index)).value()) {
-      try {
-        es.indices().create(r -> r.index(firstWriteIndex(conf))
-            .aliases(index, a -> a.isWriteIndex(true)));
-        LOG.info("created the write index {} behind the alias {}", firstWriteIndex(conf), index);
-      } catch (ElasticsearchException e) {
-        // Another start may have won the race; anything else (an index named like the alias,
-        // for instance) must stop the job: documents would not go where the lifecycle expects.
-        if (!"resource_already_exists_exception".equals(e.error().type())) {
-          throw new IllegalStateException("cannot create the write index " + firstWriteIndex(conf)
-              + " behind the alias " + index + " (" + IngestConf.ES_INDEX + "): " + e.getMessage(), e);
-        }
-      }
-    }
-    if (!es.indices().exists(r -> r.index(conf.esDeadLetterIndex())).value()) {
-      try {
-        es.indices().create(r -> r.index(conf.esDeadLetterIndex()));
-      } catch (ElasticsearchException e) {
-        if (!"resource_already_exists_exception".equals(e.error().type())) {
-          throw e;
-        }
-      }
+    bootstrap(es, index, IngestConf.ES_INDEX);
+    if (es.indices().exists(r -> r.index(deadLetters)).value()
+        && !es.indices().existsAlias(r -> r.name(deadLetters)).value()) {
+      LOG.warn("the dead-letter index {} predates its lifecycle: dead letters go on into it, which no"
+          + " lifecycle rolls over or deletes; delete it (or reindex it into {}) to get one at the next"
+          + " start", deadLetters, deadLetters + "-000001");
+    } else {
+      bootstrap(es, deadLetters, IngestConf.ES_DEAD_LETTER_INDEX);
     }
     LOG.info("index lifecycle of {}: {} shards, {} replicas, policy {}", index, conf.esShards(),
         conf.esReplicas(), policy(conf));
+  }
+
+  /**
+   * Creates {@code <alias>-000001} as the write index behind alias, unless the alias exists.
+   * Another start may have won the race; anything else (an index named like the alias, for
+   * instance) stops the job: documents would not go where the lifecycle expects.
+   */
+  private static void bootstrap(ElasticsearchClient es, String alias, String setting) throws IOException {
+    if (es.indices().existsAlias(r -> r.name(alias)).value()) {
+      return;
+    }
+    String first = alias + "-000001";
+    try {
+      es.indices().create(r -> r.index(first).aliases(alias, a -> a.isWriteIndex(true)));
+      LOG.info("created the write index {} behind the alias {}", first, alias);
+    } catch (ElasticsearchException e) {
+      if (!"resource_already_exists_exception".equals(e.error().type())) {
+        throw new IllegalStateException("cannot create the write index " + first + " behind the alias "
+            + alias + " (" + setting + "): " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /**
+   * The dead-letter indices' ILM policy: rollover monthly or at {@link
+   * #DEAD_LETTER_MAX_PRIMARY_SHARD_SIZE}, deleted when the index's own data is (kept when it is).
+   */
+  static ObjectNode deadLetterPolicy(IngestConf conf) {
+    ObjectNode body = JSON.createObjectNode();
+    ObjectNode phases = body.putObject("policy").putObject("phases");
+    ObjectNode rollover = phases.putObject("hot").putObject("actions").putObject("rollover");
+    rollover.put("max_age", DEAD_LETTER_MAX_AGE);
+    rollover.put("max_primary_shard_size", DEAD_LETTER_MAX_PRIMARY_SHARD_SIZE);
+    if (conf.deleteAfter() != null) {
+      ObjectNode delete = phases.putObject("delete");
+      delete.put("min_age", conf.deleteAfter());
+      delete.putObject("actions").putObject("delete");
+    }
+    return body;
   }
 
   /**
@@ -118,15 +159,20 @@ final class IndexLifecycle {
     return body;
   }
 
-  /** The dead-letter index's template: one shard (dead letters are few), planned replicas. */
+  /**
+   * The dead-letter indices' template: one shard (dead letters are few), planned replicas, their
+   * own lifecycle and rollover alias.
+   */
   static ObjectNode deadLetterTemplate(IngestConf conf) {
     ObjectNode body = JSON.createObjectNode();
-    body.putArray("index_patterns").add(conf.esDeadLetterIndex());
+    body.putArray("index_patterns").add(conf.esDeadLetterIndex() + "-*");
     body.put("priority", PRIORITY + 100);
     ObjectNode template = body.putObject("template");
     ObjectNode settings = template.putObject("settings");
     settings.put("index.number_of_shards", 1);
     settings.put("index.number_of_replicas", conf.esReplicas());
+    settings.put("index.lifecycle.name", conf.esDeadLetterIndex());
+    settings.put("index.lifecycle.rollover_alias", conf.esDeadLetterIndex());
     ObjectNode props = template.putObject("mappings").putObject("properties");
     props.putObject(RecordConverter.TIMESTAMP).put("type", "date");
     props.putObject("reason").put("type", "keyword");

@@ -54,14 +54,30 @@ class IndexLifecycleTest {
     assertEquals(1, settings.get("index.number_of_replicas").asInt());
     assertEquals("readings", settings.get("index.lifecycle.rollover_alias").asText());
     assertEquals("readings-000001", IndexLifecycle.firstWriteIndex(c));
-    // readings-deadletter matches readings-*: its own template must win.
+    // readings-deadletter-000001 matches readings-*: its own template must win.
     JsonNode dl = IndexLifecycle.deadLetterTemplate(c);
-    assertEquals("readings-deadletter", dl.get("index_patterns").get(0).asText());
+    assertEquals("readings-deadletter-*", dl.get("index_patterns").get(0).asText());
     assertTrue(dl.get("priority").asInt() > t.get("priority").asInt());
     // Above Elasticsearch's built-in templates (100) and Fleet's (up to 200): a pipeline named
     // logs-... or metrics-... must not collide with them.
     assertTrue(t.get("priority").asInt() > 500, "index template priority " + t.get("priority"));
-    assertFalse(dl.get("template").get("settings").has("index.lifecycle.name"));
-    assertEquals(1, dl.get("template").get("settings").get("index.number_of_shards").asInt());
+    JsonNode dls = dl.get("template").get("settings");
+    assertEquals("readings-deadletter", dls.get("index.lifecycle.name").asText());
+    assertEquals("readings-deadletter", dls.get("index.lifecycle.rollover_alias").asText());
+    assertEquals(1, dls.get("index.number_of_shards").asInt());
+  }
+
+  @Test
+  void deadLettersRollOverAndGoWithTheData() {
+    JsonNode kept = IndexLifecycle.deadLetterPolicy(conf(Map.of())).get("policy").get("phases");
+    assertFalse(kept.has("delete"), "kept as long as the index's data: " + kept);
+    JsonNode rollover = kept.get("hot").get("actions").get("rollover");
+    assertEquals("30d", rollover.get("max_age").asText());
+    assertEquals("10gb", rollover.get("max_primary_shard_size").asText());
+    JsonNode delete = IndexLifecycle.deadLetterPolicy(conf(Map.of(
+        "spark.strata.elasticsearch.delete.minAge", "1209600s"))).get("policy").get("phases")
+        .get("delete");
+    assertEquals("1209600s", delete.get("min_age").asText());
+    assertTrue(delete.get("actions").has("delete"));
   }
 }

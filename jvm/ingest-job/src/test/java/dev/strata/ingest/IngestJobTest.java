@@ -226,6 +226,28 @@ class IngestJobTest {
     Files.deleteIfExists(log.resolve("." + batch + ".crc"));
   }
 
+  /**
+   * A dead-letter index of a release before the dead letters' lifecycle is a plain index under
+   * the alias's name: it is kept and written to as before (an alias cannot take its name), and
+   * the start does not fail; a pipeline without one gets the alias and its first write index.
+   */
+  @Test
+  void aDeadLetterIndexFromBeforeItsLifecycleIsKept() throws Exception {
+    search.client().admin().indices().prepareCreate("legacy-deadletter").get();
+    IngestConf legacy = IngestConf.from(conf("legacy", TOPIC, "legacy"));
+    co.elastic.clients.elasticsearch.ElasticsearchClient es = EsClients.open(legacy);
+    try {
+      IndexLifecycle.apply(es, legacy);
+    } finally {
+      EsClients.close(es);
+    }
+    assertFalse(search.client().admin().indices().prepareExists("legacy-deadletter-000001").get()
+        .isExists(), "a write index beside the old dead-letter index");
+    assertTrue(search.client().admin().indices().prepareExists("legacy-deadletter").get().isExists());
+    assertTrue(search.client().admin().indices().prepareExists("legacy-000001").get().isExists(),
+        "the index's own lifecycle is set up all the same");
+  }
+
   @Test
   void everyRecordOnceAcrossARestartMidStream() throws Exception {
     int total = 600;
@@ -302,12 +324,14 @@ class IngestJobTest {
     assertEquals("1", s.getSetting(INDEX + "-000001", "index.number_of_replicas"));
     assertEquals(INDEX, s.getSetting(INDEX + "-000001", "index.lifecycle.name"));
     assertEquals(INDEX, s.getSetting(INDEX + "-000001", "index.lifecycle.rollover_alias"));
-    assertEquals("1", search.client().admin().indices()
-        .prepareGetSettings(conf.esDeadLetterIndex()).get()
-        .getSetting(conf.esDeadLetterIndex(), "index.number_of_shards"));
-    assertFalse(search.client().admin().indices().prepareGetSettings(conf.esDeadLetterIndex()).get()
-        .getIndexToSettings().get(conf.esDeadLetterIndex()).hasValue("index.lifecycle.name"),
-        "the dead-letter index has no lifecycle of the index's");
+    // Dead letters: behind their own alias, one shard, a lifecycle of their own (not the index's).
+    String deadLetters = conf.esDeadLetterIndex() + "-000001";
+    GetSettingsResponse dl = search.client().admin().indices().prepareGetSettings(deadLetters).get();
+    assertEquals("1", dl.getSetting(deadLetters, "index.number_of_shards"));
+    assertEquals(conf.esDeadLetterIndex(), dl.getSetting(deadLetters, "index.lifecycle.name"));
+    assertEquals(conf.esDeadLetterIndex(), dl.getSetting(deadLetters, "index.lifecycle.rollover_alias"));
+    assertTrue(ElasticsearchCompat.POLICIES.containsKey(conf.esDeadLetterIndex()),
+        "no ILM policy for the dead letters: " + ElasticsearchCompat.POLICIES.keySet());
     String policy = ElasticsearchCompat.POLICIES.get(INDEX);
     assertEquals(JSON.readTree("{\"policy\":{\"phases\":{\"hot\":{\"actions\":{\"rollover\":{\"max_age\":\"86400s\","
         + "\"max_primary_shard_size\":\"53687091200b\"}}},\"delete\":{\"min_age\":\"604800s\","
