@@ -40,12 +40,12 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		made := map[string]bool{}
-		for _, tc := range testCases() {
-			if made[tc.in.Pipeline.Namespace] {
+		for _, f := range fixtures() {
+			if made[f.pipeline.Namespace] {
 				continue // cases may share a namespace
 			}
-			made[tc.in.Pipeline.Namespace] = true
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.in.Pipeline.Namespace}}
+			made[f.pipeline.Namespace] = true
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.pipeline.Namespace}}
 			if err := k8s.Create(ctx, ns); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
@@ -73,7 +73,7 @@ func TestDryRunApply(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for _, tc := range testCases() {
+	for _, tc := range testCases(t) {
 		for _, u := range All(tc.in) {
 			t.Run(tc.name+"/"+u.GetKind()+"/"+u.GetName(), func(t *testing.T) {
 				got, err := dryRunApply(ctx, u)
@@ -103,7 +103,7 @@ func TestDryRunRejectsUnknownFields(t *testing.T) {
 		t.Skip("no control plane (-short)")
 	}
 	ctx := context.Background()
-	in := splitTiers()
+	in := splitTiers(t)
 
 	bogus := NodePools(in)[1]
 	if err := unstructured.SetNestedField(bogus.Object, int64(3), "spec", "brokers"); err != nil {

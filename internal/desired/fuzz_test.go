@@ -29,7 +29,7 @@ func FuzzBuild(f *testing.F) {
 	f.Fuzz(func(t *testing.T, mps, msgBytes int64, link string, bmin, bmax uint8, emax uint16, cores uint8,
 		budget string, pageCache, offHeap uint8, partitions uint32, shards uint16,
 		topic, image, confKey, confValue, rack string, retain bool) {
-		p := splitTiers().Pipeline.DeepCopy()
+		p := splitTiersFixture().pipeline
 		s := &p.Spec
 		s.Workload.MessagesPerSecond, s.Workload.MessageBytes = mps, msgBytes
 		s.Kafka.Brokers = v1alpha1.Range{Min: int32(bmin), Max: int32(bmax)}

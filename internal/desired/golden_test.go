@@ -22,7 +22,7 @@ func goldenName(tc string, u *unstructured.Unstructured) string {
 // TestGolden compares every object All builds with testdata/<case>.<kind>-<name>.golden.yaml;
 // `go test ./internal/desired -update` rewrites them (and removes those no longer built).
 func TestGolden(t *testing.T) {
-	for _, tc := range testCases() {
+	for _, tc := range testCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string][]byte{}
 			for _, u := range All(tc.in) {
@@ -41,8 +41,8 @@ func TestGolden(t *testing.T) {
 // equal, marshal identically, and be valid unstructured content (DeepCopy panics on Go types
 // JSON does not have, such as int32 or []string).
 func TestDeterministic(t *testing.T) {
-	for i, tc := range testCases() {
-		a, b := All(tc.in), All(testCases()[i].in)
+	for i, tc := range testCases(t) {
+		a, b := All(tc.in), All(testCases(t)[i].in)
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("%s: two builds from equal inputs differ", tc.name)
 		}
@@ -87,7 +87,7 @@ func TestAllOrderAndKinds(t *testing.T) {
 			"KafkaNodePool/sensors-controller", "KafkaNodePool/sensors-broker", "Kafka/sensors", "KafkaTopic/sensors",
 			"KafkaUser/sensors-ingest", "Secret/sensors-ingest-es-user", "Secret/sensors-ingest-es-roles", "Elasticsearch/sensors", "PersistentVolumeClaim/sensors-checkpoint", "SparkApplication/sensors"},
 	}
-	for _, tc := range testCases() {
+	for _, tc := range testCases(t) {
 		if got := kinds(tc.in); !reflect.DeepEqual(got, want[tc.name]) {
 			t.Errorf("%s: All() = %v, want %v", tc.name, got, want[tc.name])
 		}
@@ -97,7 +97,7 @@ func TestAllOrderAndKinds(t *testing.T) {
 // TestCommonMetadata checks what every child carries: the pipeline's namespace, the five
 // app.kubernetes.io labels and the pipeline as controlling owner.
 func TestCommonMetadata(t *testing.T) {
-	for _, tc := range testCases() {
+	for _, tc := range testCases(t) {
 		p := tc.in.Pipeline
 		for _, u := range All(tc.in) {
 			id := tc.name + " " + u.GetKind() + "/" + u.GetName()

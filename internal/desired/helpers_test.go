@@ -96,7 +96,7 @@ func TestMergeConf(t *testing.T) {
 // TestSparkConfPrecedence: the user's settings survive unless the plan or the pipeline's own
 // wiring decides them; typed settings are left to the typed fields.
 func TestSparkConfPrecedence(t *testing.T) {
-	in := splitTiers()
+	in := splitTiers(t)
 	in.Pipeline.Spec.Spark.SparkConf["spark.memory.offHeap.size"] = "1g"
 	in.Pipeline.Spec.Spark.SparkConf["spark.strata.kafka.topic"] = "other"
 	conf := SparkConf(in)
@@ -114,7 +114,7 @@ func TestSparkConfPrecedence(t *testing.T) {
 	}
 
 	// No off-heap in the plan's settings: derived from the plan's off-heap size.
-	in = splitTiers()
+	in = splitTiers(t)
 	in.Plan.ExecutorMemory.SparkConf = nil
 	conf = SparkConf(in)
 	if conf["spark.memory.offHeap.enabled"] != "true" || conf["spark.memory.offHeap.size"] != "5585m" {
@@ -130,7 +130,7 @@ func TestExecutorJavaOptions(t *testing.T) {
 		{"", "-XX:+UseG1GC", "-XX:+UseG1GC"},
 		{" -Xmx8g ", "-Xms1g -XX:+UseG1GC", "-Xmx8g -Xms1g -XX:+UseG1GC"}, // the plan's flags come last and win
 	} {
-		in := splitTiers()
+		in := splitTiers(t)
 		in.Pipeline.Spec.Spark.SparkConf = map[string]string{"spark.executor.extraJavaOptions": tt.user}
 		in.Plan.ExecutorMemory.JavaOptions = tt.plan
 		if got := ExecutorJavaOptions(in); got != tt.want {
@@ -199,7 +199,7 @@ func TestCruiseControlFromTwoBrokers(t *testing.T) {
 		empty            []int32
 		wantCC, wantRemv bool
 	}{{1, nil, false, false}, {1, []int32{4}, false, false}, {2, nil, true, false}, {2, []int32{4}, true, true}, {3, nil, true, false}} {
-		in := splitTiers()
+		in := splitTiers(t)
 		in.Plan.Brokers, in.Plan.ReplicationFactor, in.EmptyBrokers = tt.brokers, 1, tt.empty
 		_, hasCC, _ := unstructured.NestedMap(Kafka(in).Object, "spec", "cruiseControl")
 		if hasCC != tt.wantCC || (RebalanceTemplate(in) != nil) != tt.wantCC || (BrokerRemoval(in) != nil) != tt.wantRemv {

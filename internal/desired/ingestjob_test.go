@@ -96,9 +96,9 @@ func TestIngestJobKeysMatchTheJob(t *testing.T) {
 		name string
 		in   Inputs
 	}{
-		{"with a lifecycle", strataJob()},
+		{"with a lifecycle", strataJob(t)},
 		{"without a lifecycle, no planned shards", func() Inputs {
-			in := strataJob()
+			in := strataJob(t)
 			in.Plan.Retention.ElasticsearchRolloverBytes = 0
 			in.Plan.Shards = 0
 			return in
@@ -129,7 +129,7 @@ func TestIngestJobKeysMatchTheJob(t *testing.T) {
 // TestUsersJobKeepsItsConf: a job of the user's gets none of the ingestion job's keys and no
 // checkpoint claim; only the keys it always had.
 func TestUsersJobKeepsItsConf(t *testing.T) {
-	in := splitTiers() // the user's example.SensorJob
+	in := splitTiers(t) // the user's example.SensorJob
 	if RunsIngestJob(in.Pipeline) {
 		t.Fatal("splitTiers runs a job of the user's")
 	}
@@ -161,7 +161,7 @@ func TestRunsIngestJob(t *testing.T) {
 		{"local:///opt/app/job.py", "", false},
 		{IngestJobFile, "example.Other", false},
 	} {
-		p := splitTiers().Pipeline
+		p := splitTiers(t).Pipeline
 		p.Spec.Spark.MainApplicationFile, p.Spec.Spark.MainClass = tc.file, tc.class
 		if got := RunsIngestJob(p); got != tc.want {
 			t.Errorf("RunsIngestJob(%q, %q) = %v, want %v", tc.file, tc.class, got, tc.want)
@@ -179,14 +179,14 @@ func TestIngestJobSizing(t *testing.T) {
 		{10000, 30000, 300000},
 		{10000, 5000, 100000},
 	} {
-		in := strataJob()
+		in := strataJob(t)
 		in.Pipeline.Spec.Workload.MessagesPerSecond, in.Pipeline.Spec.Workload.ConsumerMessagesPerSecond = tc.ingest, tc.catchUp
 		conf := SparkConf(in)
 		if got := conf[MaxOffsetsPerTriggerConf]; got != itoa(tc.want) {
 			t.Errorf("ingest %d, catch-up %d: maxOffsetsPerTrigger = %s, want %d", tc.ingest, tc.catchUp, got, tc.want)
 		}
 	}
-	in := strataJob()
+	in := strataJob(t)
 	in.Plan.Executors, in.Plan.ExecutorCores = 3, 4
 	conf := SparkConf(in)
 	if got := conf[MinPartitionsConf]; got != "12" {
@@ -217,7 +217,7 @@ func TestIngestJobDefaults(t *testing.T) {
 		{"user's Python job", "registry.example/clicks:2.3", "local:///opt/app/job.py", "", "registry.example/strata-ingest:9",
 			[3]string{"registry.example/clicks:2.3", "local:///opt/app/job.py", ""}},
 	} {
-		in := strataJob()
+		in := strataJob(t)
 		s := &in.Pipeline.Spec.Spark
 		s.Image, s.MainApplicationFile, s.MainClass = tc.image, tc.file, tc.class
 		in.IngestImage = tc.flag

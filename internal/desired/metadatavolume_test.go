@@ -10,7 +10,7 @@ import (
 // The plan counts the KRaft controllers' volumes with its own copy of the quorum rule; the two
 // must agree.
 func TestControllerCountMatchesThePlan(t *testing.T) {
-	in := splitTiers()
+	in := splitTiers(t)
 	tiers := fuzzTiers()
 	for _, brokers := range []int32{1, 2, 3, 6} {
 		p := in.Pipeline.DeepCopy()

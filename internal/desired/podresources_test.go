@@ -10,7 +10,7 @@ import (
 // and limited alike and the heap as planned; Cruise Control's CPU capacity is the brokers'
 // planned CPU; a plan without resources leaves the upstream defaults alone.
 func TestPodResources(t *testing.T) {
-	in := splitTiers()
+	in := splitTiers(t)
 	str := func(o map[string]any, path ...string) string {
 		t.Helper()
 		v, _, err := unstructured.NestedString(o, path...)

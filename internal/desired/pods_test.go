@@ -11,7 +11,7 @@ import (
 // cluster: these tests pin what each builder sets for that (docs/security.md).
 
 func TestSparkPodsRunWithTheImagesGroup(t *testing.T) {
-	in := splitTiers()
+	in := splitTiers(t)
 	for _, tc := range []struct {
 		fsGroup *int64
 		want    int64
@@ -35,7 +35,7 @@ func TestSparkPodsRunWithTheImagesGroup(t *testing.T) {
 
 func TestElasticsearchVirtualMemory(t *testing.T) {
 	for _, choice := range []string{"", "MMapOff", "SysctlInitContainer", "NodeConfigured"} {
-		in := splitTiers()
+		in := splitTiers(t)
 		in.Pipeline.Spec.Elasticsearch.VirtualMemory = choice
 		for _, set := range field(t, Elasticsearch(in), "spec", "nodeSets").([]any) {
 			s := set.(map[string]any)
@@ -65,7 +65,7 @@ func TestElasticsearchVirtualMemory(t *testing.T) {
 func TestKafkaPoolsSpread(t *testing.T) {
 	// "" turns rack awareness off: spread over nodes only.
 	for _, key := range []string{"kubernetes.io/hostname", "topology.kubernetes.io/zone", ""} {
-		in := splitTiers()
+		in := splitTiers(t)
 		in.Pipeline.Spec.Kafka.RackTopologyKey = key
 		for _, pool := range NodePools(in) {
 			spread := field(t, pool, "spec", "template", "pod", "topologySpreadConstraints").([]any)
@@ -94,7 +94,7 @@ func TestKafkaPoolsSpread(t *testing.T) {
 // Elasticsearch nodeSets spread over nodes without zone awareness.
 func TestRackAwarenessOff(t *testing.T) {
 	for _, key := range []string{"kubernetes.io/hostname", ""} {
-		in := splitTiers()
+		in := splitTiers(t)
 		in.Pipeline.Spec.Kafka.RackTopologyKey = key
 		rack, hasRack, _ := unstructured.NestedMap(Kafka(in).Object, "spec", "kafka", "rack")
 		if hasRack != (key != "") || (hasRack && rack["topologyKey"] != key) {

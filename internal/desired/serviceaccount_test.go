@@ -8,7 +8,7 @@ import (
 // ServiceAccount of the pipeline's own, bound in the pipeline's namespace to the driver
 // ClusterRole; with one, the driver runs as it and the operator makes neither object.
 func TestDriverServiceAccount(t *testing.T) {
-	in := singleTierDelete()
+	in := singleTierDelete(t)
 	sa, rb := ServiceAccount(in), RoleBinding(in)
 	if sa == nil || rb == nil {
 		t.Fatal("no ServiceAccount or RoleBinding for a pipeline that names no ServiceAccount")
@@ -33,7 +33,7 @@ func TestDriverServiceAccount(t *testing.T) {
 		t.Error("the executors get the driver's ServiceAccount; they need no API rights")
 	}
 
-	own := splitTiers()
+	own := splitTiers(t)
 	if ServiceAccount(own) != nil || RoleBinding(own) != nil {
 		t.Error("a ServiceAccount or RoleBinding for a pipeline that names its own ServiceAccount")
 	}

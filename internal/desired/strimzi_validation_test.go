@@ -42,12 +42,12 @@ func strimziRefusal(objs []*unstructured.Unstructured) string {
 // TestStrimziAcceptsEveryCase: no built set of objects is one Strimzi refuses. And the check
 // fails on what Strata built before (Cruise Control kept while the pool went to one broker).
 func TestStrimziAcceptsEveryCase(t *testing.T) {
-	for _, tc := range testCases() {
+	for _, tc := range testCases(t) {
 		if msg := strimziRefusal(All(tc.in)); msg != "" {
 			t.Errorf("%s: Strimzi refuses it: %s", tc.name, msg)
 		}
 	}
-	in := lastBrokerLeaving()
+	in := lastBrokerLeaving(t)
 	objs := All(in)
 	for _, o := range objs {
 		if o.GetKind() == "Kafka" {

@@ -8,7 +8,7 @@ import (
 // tiered shuffle plugin (its manager, its jar after the user's jars, the data dir on the data
 // volume); on one tier it is stock Spark.
 func TestTieredShuffleWiring(t *testing.T) {
-	split := SparkConf(splitTiers())
+	split := SparkConf(splitTiers(t))
 	for k, want := range map[string]string{
 		"spark.shuffle.manager":                            ShuffleManagerClass,
 		"spark.jars":                                       "local:///opt/strata/strata-shuffle.jar",
@@ -21,7 +21,7 @@ func TestTieredShuffleWiring(t *testing.T) {
 		}
 	}
 
-	single := SparkConf(singleTierDelete())
+	single := SparkConf(singleTierDelete(t))
 	for _, k := range []string{"spark.shuffle.manager", "spark.jars", ShuffleDataDirsConf,
 		"spark.shuffle.service.enabled", "spark.storage.decommission.shuffleBlocks.enabled"} {
 		if v, ok := single[k]; ok {
@@ -31,7 +31,7 @@ func TestTieredShuffleWiring(t *testing.T) {
 
 	// The user's jars stay, in order, the plugin's jar once after them; the user's own
 	// shuffle manager and shuffle service lose to the plugin's wiring.
-	in := splitTiers()
+	in := splitTiers(t)
 	in.Pipeline.Spec.Spark.Shuffle.PluginJar = "https://repo.example/strata-shuffle-0.1.0.jar"
 	in.Pipeline.Spec.Spark.SparkConf["spark.jars"] = " local:///opt/app/lib/a.jar,,https://repo.example/strata-shuffle-0.1.0.jar, local:///opt/app/lib/b.jar"
 	in.Pipeline.Spec.Spark.SparkConf["spark.shuffle.manager"] = "sort"
@@ -46,7 +46,7 @@ func TestTieredShuffleWiring(t *testing.T) {
 	}
 
 	// One tier: the user's jars are left alone.
-	in = singleTierDelete()
+	in = singleTierDelete(t)
 	in.Pipeline.Spec.Spark.SparkConf = map[string]string{"spark.jars": "local:///opt/app/lib/a.jar"}
 	if got := SparkConf(in)["spark.jars"]; got != "local:///opt/app/lib/a.jar" {
 		t.Errorf("one tier: spark.jars = %q, want the user's", got)
