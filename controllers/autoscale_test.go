@@ -107,8 +107,9 @@ func TestAutoscalerWithAFakeSource(t *testing.T) {
 		t.Fatalf("broker pool has %d replicas before any metrics, want the plan's 3", got)
 	}
 
-	// 400 MB/s through the brokers' busier direction: 5 brokers at 90 MB/s each.
-	src.set(map[autoscale.Signal]float64{autoscale.BrokerTransmitBytes: 400e6, autoscale.BrokerReceiveBytes: 300e6,
+	// 370 MB/s through the brokers' busier direction: the busiest of 5 brokers leads 5 of the
+	// sample's 21 partitions and sends 88 MB/s, within 80 % of 112.5 MB/s; of 4, 6 (106 MB/s).
+	src.set(map[autoscale.Signal]float64{autoscale.BrokerTransmitBytes: 370e6, autoscale.BrokerReceiveBytes: 300e6,
 		autoscale.UnderReplicatedPartitions: 0, autoscale.ElasticsearchIndexingRate: 1000})
 	waitFor(t, o.c, p, func() error {
 		if p.Status.Plan == nil || p.Status.Plan.Brokers != 5 {

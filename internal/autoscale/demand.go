@@ -148,12 +148,14 @@ const pendingScaleUpBound = 15 * time.Minute
 // podSet, then podsReady), so for the minutes the brokers start no auto-rebalance shows them.
 // Their links then read as carrying a share of the traffic they do not, which hides a
 // saturated intake; so nothing scales down, and nothing is probed for, until Strimzi reports
-// the rebalance. No auto-rebalance has ended since the scale-up (BrokerSafety.Settled is
-// before it), and it is recent: a scale-up Strimzi never rebalances for (no Cruise Control) is
-// not waited on for longer than pendingScaleUpBound.
+// the rebalance. Only where Strimzi reports auto-rebalances (BrokerSafety.Rebalances), no
+// auto-rebalance has ended since the scale-up (BrokerSafety.Settled is before it), and it is
+// recent: a scale-up whose rebalance Strimzi never reports is not waited on for longer than
+// pendingScaleUpBound.
 func (r *recommender) scaleUpPending() bool {
 	up := window(r.st, v1alpha1.ResourceBrokers).LastScaleUp
-	return up != nil && r.pol.Safety.Settled.Before(up.Time) && r.now.Sub(up.Time) < pendingScaleUpBound
+	return r.pol.Safety.Rebalances && up != nil && r.pol.Safety.Settled.Before(up.Time) &&
+		r.now.Sub(up.Time) < pendingScaleUpBound
 }
 
 // flushing says whether brokers the autoscaler added began to carry traffic less than the

@@ -121,16 +121,19 @@ func TestRisingIngestWhileBrokersJoinAsksForNothingMore(t *testing.T) {
 // is not waited on beyond pendingScaleUpBound.
 func TestScaleUpStrimziHasNotReportedHoldsScaleDowns(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		ago  time.Duration
-		want string
+		name       string
+		ago        time.Duration
+		rebalances bool
+		want       string
 	}{
-		{"just scaled up", time.Minute, ""},
-		{"scaled up long ago", pendingScaleUpBound, "Executors ScaleDown 8->5"},
+		{"just scaled up", time.Minute, true, ""},
+		{"scaled up long ago", pendingScaleUpBound, true, "Executors ScaleDown 8->5"},
+		// No auto-rebalance status: nothing would ever report the brokers joining.
+		{"Strimzi reports no auto-rebalance", time.Minute, false, "Executors ScaleDown 8->5"},
 	} {
 		pol := pipelinePolicy()
 		pol.ScaleDownDelay = 0
-		pol.Safety = BrokerSafety{Settled: t0.Add(-2 * time.Hour)}
+		pol.Safety = BrokerSafety{Settled: t0.Add(-2 * time.Hour), Rebalances: c.rebalances}
 		r := pipelineRun(pol)
 		r.cur.Brokers, r.cur.Executors, r.cur.DataNodes = 5, 8, 8
 		up := t0.Add(-c.ago)
@@ -239,7 +242,7 @@ func TestStrimziSafetyJoiningAndSettled(t *testing.T) {
 		"state": "Idle", "lastTransitionTime": "2026-01-01T12:30:00Z",
 		"modes": []any{map[string]any{"mode": "add-brokers", "brokers": []any{int64(3), int64(4)}}},
 	}}), nil, nil)
-	if queued.Joining != 2 || queued.Reason != "" {
+	if queued.Joining != 2 || queued.Reason != "" || !queued.Rebalances {
 		t.Errorf("with brokers queued to join: %+v, want 2 joining, nothing holding a scale-down by reason", queued)
 	}
 }

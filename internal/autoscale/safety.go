@@ -30,6 +30,10 @@ type BrokerSafety struct {
 	// with state Idle): after a scale-up, when the new brokers began to carry traffic. Zero when
 	// unknown.
 	Settled time.Time
+	// Rebalances: Strimzi reports auto-rebalances on this cluster (the Kafka has a
+	// status.autoRebalance, which Strimzi writes, Idle at first, once the cluster has Cruise
+	// Control and auto-rebalancing): a scale-up will show as brokers joining, then settled.
+	Rebalances bool
 }
 
 // Rebalance states of a KafkaRebalance (its condition types) during which one is under way.
@@ -45,6 +49,7 @@ var rebalanceStuck = map[string]bool{"NotReady": true, "Stopped": true}
 func StrimziSafety(kafka, brokerPool *unstructured.Unstructured, rebalances []*unstructured.Unstructured) BrokerSafety {
 	auto := readAutoRebalance(kafka)
 	s := strimziSafety(kafka, auto, brokerPool, rebalances)
+	s.Rebalances = auto.state != ""
 	if auto.state == "Idle" {
 		// Strimzi writes the time as RFC 3339 in UTC; one it cannot parse leaves it unknown.
 		s.Settled, _ = time.Parse(time.RFC3339, auto.at)

@@ -213,7 +213,7 @@ func (s *sim) decide(now float64, c capacity) error {
 	if err != nil {
 		return err
 	}
-	safety := autoscale.BrokerSafety{}
+	safety := autoscale.BrokerSafety{Rebalances: true} // Strimzi's auto-rebalance, as configured
 	if s.settled >= 0 {
 		safety.Settled = epoch.Add(time.Duration(s.settled) * time.Second)
 	}
