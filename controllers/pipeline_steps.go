@@ -98,7 +98,8 @@ func (r *PipelineReconciler) planStep(ctx context.Context, s *scope) error {
 			list = append(list, *t)
 		}
 	}
-	run := plan.Running{KafkaControllers: runningQuorum(s.observed, s.pipeline)}
+	// The topic's partitions, which Kafka cannot remove: the plan is made for them.
+	run := plan.Running{KafkaControllers: runningQuorum(s.observed, s.pipeline), Partitions: topicPartitions(s.observed, s.pipeline)}
 	planned, err := plan.ComputeRunning(s.effective, list, run)
 	s.plan = planned
 	switch {
@@ -137,10 +138,13 @@ func (r *PipelineReconciler) planStep(ctx context.Context, s *scope) error {
 	}
 	msg := fmt.Sprintf("%d brokers, %d executors, %d data nodes; bottleneck %s", planned.Brokers,
 		planned.Executors, planned.ElasticsearchDataNodes, planned.Bottleneck)
-	if current := topicPartitions(s.observed, s.pipeline); current > planned.Partitions {
-		notes = append(notes, fmt.Sprintf("the topic keeps its %d partitions although the plan wants %d: Kafka cannot remove partitions",
-			current, planned.Partitions))
-		s.plan.Partitions = current
+	if run.Partitions > 0 {
+		// What a new topic would get, to say so when the topic has more.
+		if fresh, err := plan.ComputeRunning(s.effective, list, plan.Running{KafkaControllers: run.KafkaControllers}); err == nil &&
+			fresh.Partitions < planned.Partitions {
+			notes = append(notes, fmt.Sprintf("the topic keeps its %d partitions although the plan would choose %d: Kafka cannot remove partitions",
+				planned.Partitions, fresh.Partitions))
+		}
 	}
 	if len(notes) > 0 {
 		msg += "; " + strings.Join(notes, "; ")

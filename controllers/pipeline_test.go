@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/plan"
 )
 
 // child reads one child object of the pipeline (nil when absent).
@@ -168,6 +169,26 @@ func TestPipelineLifecycle(t *testing.T) {
 		}
 		if c := meta(p, v1alpha1.ConditionPlanValid); c == nil || !strings.Contains(c.Message, "Kafka cannot remove partitions") {
 			t.Errorf("PlanValid should say the partitions were kept: %+v", c)
+		}
+		// The plan is made for the partitions the topic has: retention.bytes, which Kafka
+		// applies per partition, is what a spec fixing that many would plan, not what the
+		// fewer partitions of a new topic would get (each broker would keep more than its
+		// volume holds).
+		var tiers v1alpha1.StorageTierList
+		if err := o.c.List(ctx, &tiers); err != nil {
+			t.Fatal(err)
+		}
+		fixed := p.DeepCopy()
+		fixed.Spec.Kafka.Topic.Partitions = int32(grown)
+		want, err := plan.Compute(fixed, tiers.Items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		topic := child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p))
+		got, _, _ := unstructured.NestedFieldNoCopy(topic.Object, "spec", "config", "retention.bytes")
+		if p.Status.Plan.Partitions != int32(grown) || fmt.Sprint(got) != fmt.Sprint(want.Retention.KafkaRetentionBytes) {
+			t.Errorf("plan for %d partitions, topic retention.bytes %s; want %d partitions and %d, as planned for them",
+				p.Status.Plan.Partitions, got, grown, want.Retention.KafkaRetentionBytes)
 		}
 	})
 

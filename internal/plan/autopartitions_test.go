@@ -50,7 +50,7 @@ func TestPartitionsAndBrokersRounds(t *testing.T) {
 			}
 			k := v1alpha1.KafkaSpec{Brokers: v1alpha1.Range{Min: 1, Max: c.brokersMax}, Topic: v1alpha1.TopicSpec{Partitions: c.fixed}}
 			var why reasons
-			p, b := partitionsAndBrokers(k, c.cores, 1, plan, &why)
+			p, b := partitionsAndBrokers(k, c.cores, 1, 0, plan, &why)
 			if p != c.wantPartitions || b.count != c.wantBrokers {
 				t.Errorf("%d partitions on %d brokers, want %d on %d", p, b.count, c.wantPartitions, c.wantBrokers)
 			}

@@ -26,6 +26,13 @@ type Running struct {
 	// documentation/assemblies/deploying/assembly-kraft-mode.adoc, "Limitations with static
 	// controller quorums"), so the quorum chosen at creation stays whatever the brokers become.
 	KafkaControllers int32
+	// Partitions is the partition count the topic has (0: no topic yet). Kafka cannot remove
+	// partitions, so the plan never has fewer, and every figure per partition is planned for
+	// the ones that exist: the brokers' shares and, above all, retention.bytes, which Kafka
+	// applies to each partition. Planned for the fewer a smaller spec or executor count would
+	// choose, the brokers would keep that many times more than their volumes hold (a topic
+	// grown to 60 partitions by executors scaled up, planned again for 20, three times).
+	Partitions int32
 }
 
 // ComputeRunning is Compute for a pipeline whose cluster already runs what run describes.
@@ -66,7 +73,7 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 	var executorWhy reasons
 	executors := planExecutors(w, link, s.Spark, &executorWhy)
 	cores := s.Spark.Executors.Cores
-	parts, brokers := partitionsAndBrokers(s.Kafka, executors.count, cores, func(p int32, why *reasons) brokerPlan {
+	parts, brokers := partitionsAndBrokers(s.Kafka, executors.count, cores, run.Partitions, func(p int32, why *reasons) brokerPlan {
 		return planBrokers(w, link, s.Kafka, p, logTier, brokerCPUBytes(brokerPod), why)
 	}, &why)
 	why = append(why, executorWhy...)

@@ -107,3 +107,46 @@ func TestPropertyAutomaticPartitionsSpreadEvenly(t *testing.T) {
 	}
 	t.Logf("%d plans, %d at the cap's fallback", planned, capped)
 }
+
+// The topic's partitions, which Kafka cannot remove, are planned as they are: with a topic grown
+// to 60 partitions (executors scaled up), the plan for the sample's 4 executors keeps 60 and sizes
+// retention.bytes, which Kafka applies per partition, for 60, as a spec fixing 60 would; planned
+// for the 21 the executors alone ask for, each broker would keep nearly three times its share.
+func TestRunningPartitionsArePlannedAsTheyAre(t *testing.T) {
+	in := gen.Pipeline(gen.SetProducers(2))
+	fresh := mustCompute(t, in, gen.APITiers())
+	fixed := in.DeepCopy()
+	fixed.Spec.Kafka.Topic.Partitions = 60
+	want := mustCompute(t, fixed, gen.APITiers())
+	for _, c := range []struct {
+		name     string
+		existing int32
+		want     v1alpha1.Plan
+	}{
+		{"a topic with more partitions", 60, want},
+		{"a topic with fewer: the rule's count", 12, fresh},
+		{"no topic yet", 0, fresh},
+	} {
+		got, err := plan.ComputeRunning(in, gen.APITiers(), plan.Running{Partitions: c.existing})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got.Partitions != c.want.Partitions || got.Brokers != c.want.Brokers ||
+			got.Retention.KafkaRetentionBytes != c.want.Retention.KafkaRetentionBytes ||
+			got.BrokerSendBytesPerSecond != c.want.BrokerSendBytesPerSecond {
+			t.Errorf("%s: %d partitions, %d brokers, retention.bytes %d, busiest broker sends %d; want %d, %d, %d, %d",
+				c.name, got.Partitions, got.Brokers, got.Retention.KafkaRetentionBytes, got.BrokerSendBytesPerSecond,
+				c.want.Partitions, c.want.Brokers, c.want.Retention.KafkaRetentionBytes, c.want.BrokerSendBytesPerSecond)
+		}
+	}
+	if want.Retention.KafkaRetentionBytes >= fresh.Retention.KafkaRetentionBytes {
+		t.Errorf("retention.bytes %d for 60 partitions, not under the %d for %d: the case proves nothing",
+			want.Retention.KafkaRetentionBytes, fresh.Retention.KafkaRetentionBytes, fresh.Partitions)
+	}
+	// A spec fixing fewer than the topic has is planned for the topic's too.
+	fewer := in.DeepCopy()
+	fewer.Spec.Kafka.Topic.Partitions = 30
+	if got, err := plan.ComputeRunning(fewer, gen.APITiers(), plan.Running{Partitions: 60}); err != nil || got.Partitions != 60 {
+		t.Errorf("a fixed 30 on a topic of 60: %d partitions (%v), want 60", got.Partitions, err)
+	}
+}
