@@ -51,8 +51,6 @@ type PipelineReconciler struct {
 	// before the pipeline reports it NotReconciled (pipeline_unreconciled.go; the manager's
 	// --upstream-status-timeout); 0 never does.
 	UpstreamStatusTimeout time.Duration
-	// now is the clock; nil: time.Now.
-	now func() time.Time
 
 	watches *childWatches
 	// instruments are the tests' (WithInstruments); none in production.

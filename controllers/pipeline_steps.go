@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,8 +139,9 @@ func (r *PipelineReconciler) planStep(ctx context.Context, s *scope) error {
 	}
 	msg := fmt.Sprintf("%d brokers, %d executors, %d data nodes; bottleneck %s", planned.Brokers,
 		planned.Executors, planned.ElasticsearchDataNodes, planned.Bottleneck)
-	if run.Partitions > 0 {
-		// What a new topic would get, to say so when the topic has more.
+	if run.Partitions > 0 && planned.Partitions == run.Partitions {
+		// What a new topic would get, to say so when the topic has more (planned only when the
+		// plan kept the topic's count: a plan that grows the topic needs no note).
 		if fresh, err := plan.ComputeRunning(s.effective, list, plan.Running{KafkaControllers: run.KafkaControllers}); err == nil &&
 			fresh.Partitions < planned.Partitions {
 			notes = append(notes, fmt.Sprintf("the topic keeps its %d partitions although the plan would choose %d: Kafka cannot remove partitions",
@@ -221,7 +223,7 @@ func (r *PipelineReconciler) applyChildren(ctx context.Context, s *scope) error 
 // status (or the missing CRDs, or the refused applies), then Ready; the status now describes
 // this generation.
 func (r *PipelineReconciler) reportChildren(_ context.Context, s *scope) error {
-	s.recheck = setChildConditions(s.conds, s.pipeline, s.missing, s.observed, r.clock(), r.UpstreamStatusTimeout)
+	s.recheck = setChildConditions(s.conds, s.pipeline, s.missing, s.observed, time.Now(), r.UpstreamStatusTimeout)
 	for cond, msg := range s.failuresByCondition() {
 		// Say what failed where users look; the reconcile is retried with backoff.
 		s.conds.set(cond, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, msg)

@@ -71,14 +71,6 @@ func notReconciled(u *unstructured.Unstructured, now time.Time, timeout time.Dur
 		u.GetNamespace(), op.watches)}, true, 0
 }
 
-// clock is the reconciler's time.
-func (r *PipelineReconciler) clock() time.Time {
-	if r.now != nil {
-		return r.now()
-	}
-	return time.Now()
-}
-
 // sooner is the earlier of two recheck times, 0 meaning none.
 func sooner(a, b time.Duration) time.Duration {
 	switch {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/plan"
 )
 
 // The demand, before any stage is sized. Two studies shape this step:
@@ -131,11 +132,18 @@ func (r *recommender) carriedAtTarget(cur State, d demand, tx, rx float64) float
 		return 0
 	}
 	pl := cur.Placement
-	perRecord := rx / (float64(max(pl.ReplicationFactor, 1)) * d.ingest)
-	steadyTx := math.Max(tx-math.Max(d.processed-d.ingest, 0)*perRecord, 0)
+	_, steadyTx := d.steadyTraffic(tx, rx, pl)
 	busyRx, busyTx := pl.Busiest(rx, steadyTx, cur.Brokers)
 	k := limit / math.Max(busyRx, busyTx)
 	return d.ingest * k
+}
+
+// steadyTraffic is the bytes a record takes on the brokers' wire (every copy of it received) and
+// what the brokers send with the job's reads beyond the ingest (a lag draining) left out: the
+// traffic that grows with the ingest. d.ingest and rx are > 0.
+func (d demand) steadyTraffic(tx, rx float64, pl plan.PartitionPlacement) (perRecord, steadyTx float64) {
+	perRecord = rx / (float64(max(pl.ReplicationFactor, 1)) * d.ingest)
+	return perRecord, math.Max(tx-math.Max(d.processed-d.ingest, 0)*perRecord, 0)
 }
 
 // pendingScaleUpBound bounds how long a broker scale-up Strimzi reports nothing of is taken to be

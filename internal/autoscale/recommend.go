@@ -310,9 +310,7 @@ func (r *recommender) brokerReading(cur State, d demand) (reading, bool) {
 	}
 	rd.what = fmt.Sprintf("brokers %s %s in all (%s counters)", dir, rate(busiest), source)
 	if d.known && d.ingest > 0 && rx > 0 {
-		copies := float64(max(pl.ReplicationFactor, 1))
-		perRecord := rx / (copies * d.ingest) // bytes a record takes on the wire
-		steadyTx := math.Max(tx-math.Max(d.processed-d.ingest, 0)*perRecord, 0)
+		perRecord, steadyTx := d.steadyTraffic(tx, rx, pl)
 		k := d.rate / d.ingest
 		rd.up = max(pl.BrokersFor(rx*k, steadyTx*k, limit), pl.BrokersFor(rx*k, steadyTx*k+d.drain*perRecord, link))
 		switch {

@@ -84,8 +84,10 @@ const DefaultPartitionMovements = 5
 
 // RebalanceConcurrency is how many partition replicas a rebalance moves into or out of a broker
 // at once. The throttle bounds all of a moving replica's fetches, its backlog and the partition's
-// live writes together (Kafka throttles only replicas out of sync, in both the leader's and the
-// follower's quota, but those entirely), so a new replica catches up at the throttle less what its
+// live writes together: Kafka throttles a replica in the throttled list while it is out of sync,
+// whatever it fetches (Kafka 4.x, core/src/main/scala/kafka/server/RemoteLeaderEndPoint.scala,
+// shouldFollowerThrottle: !isReplicaInSync && quota.isThrottled(tp) && quota.isQuotaExceeded;
+// the leader's side likewise), so a new replica catches up at the throttle less what its
 // partition is written meanwhile; moves whose partitions are written faster than the throttle
 // never complete. Found in the lab (internal/lab's TestLinkSaturated): eight partitions moved at
 // once onto a new broker were written at about the throttle, and their moves stood still. So the
