@@ -7,6 +7,8 @@
 #   hack/tools.sh path NAME   build NAME if needed and print its path
 #                             NAME: kube-apiserver etcd controller-gen crd-ref-docs helm prometheus
 #                             promtool kind kafka_exporter elasticsearch_exporter lab-cadvisor
+#                             kube-scheduler kube-controller-manager kwok eck-operator spark-operator
+#                             (the upstream controllers `make upstream` runs)
 #   hack/tools.sh envtest     print a directory holding kube-apiserver and etcd for envtest:
 #                             $KUBEBUILDER_ASSETS when set, else the pinned builds
 #   hack/tools.sh all         build every tool
@@ -49,10 +51,14 @@ wrapper() {
   (cd "$1" && go mod init "$2" >/dev/null 2>&1)
 }
 
-build_kube_apiserver() {
-  local out=$1 dir="$build/kube-apiserver-$KUBERNETES_VERSION"
+# build_kube CMD OUT: kube-apiserver, kube-scheduler or kube-controller-manager of the pinned
+# release, all three from one wrapper module (they share most packages, so the second and third
+# build reuse the first's compile cache).
+build_kube() {
+  local cmd=$1 out=$2 dir="$build/kube-apiserver-$KUBERNETES_VERSION"
   local minor staging gomod
-  say "building kube-apiserver $KUBERNETES_VERSION from the Go module proxy (a first build takes minutes)"
+  say "building $cmd $KUBERNETES_VERSION from the Go module proxy (a first build takes minutes)"
+  if [ ! -f "$dir/.resolved" ]; then
   wrapper "$dir" strata.local/kube-apiserver
   cd "$dir"
   # k8s.io/kubernetes points its k8s.io/* staging modules at ./staging; the wrapper points them
@@ -63,15 +69,20 @@ build_kube_apiserver() {
     go mod edit -replace "$m=$m@$staging"
   done
   go mod edit -require "k8s.io/kubernetes@$KUBERNETES_VERSION"
-  say "resolving kube-apiserver's dependencies"
-  go get "k8s.io/kubernetes/cmd/kube-apiserver@$KUBERNETES_VERSION" 2>&1 | grep -v '^go: ' >&2 || true
+  say "resolving the Kubernetes commands' dependencies"
+  go get "k8s.io/kubernetes/cmd/kube-apiserver@$KUBERNETES_VERSION" \
+    "k8s.io/kubernetes/cmd/kube-scheduler@$KUBERNETES_VERSION" \
+    "k8s.io/kubernetes/cmd/kube-controller-manager@$KUBERNETES_VERSION" 2>&1 | grep -v '^go: ' >&2 || true
+  touch .resolved
+  fi
+  cd "$dir"
   minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
   local ld="" pkg
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld="$ld -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
     ld="$ld -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
-  gobuild kube-apiserver "$out" -trimpath -ldflags "-s -w $ld" k8s.io/kubernetes/cmd/kube-apiserver
+  gobuild "$cmd" "$out" -trimpath -ldflags "-s -w $ld" "k8s.io/kubernetes/cmd/$cmd"
   cd "$root"
 }
 
@@ -147,6 +158,17 @@ build_module() {
   (cd "$dir" && gobuild "${mod%@*}" "$out" -trimpath -ldflags "-s -w" .)
 }
 
+# build_in_module OUT MODULE@VERSION PKG: a command inside a module (not at its root), built in
+# the module's own directory so its replace directives and go.sum apply: the upstream
+# controllers the harness runs (ECK, the Spark operator, KWOK).
+build_in_module() {
+  local out=$1 mod=$2 pkg=$3 ld=${4:-} dir
+  say "building ${mod%@*}/$pkg ${mod#*@} (a first build takes minutes)"
+  dir=$(go mod download -json "$mod" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
+  [ -n "$dir" ] || { say "downloading $mod failed"; exit 1; }
+  (cd "$dir" && gobuild "${mod%@*}" "$out" -trimpath -ldflags "-s -w $ld" "./$pkg")
+}
+
 # go_install OUT PKG@VERSION [LDFLAGS]: for tools whose own module builds as it is.
 go_install() {
   local out=$1 pkg=$2 ld=${3:-} tmp
@@ -173,7 +195,10 @@ helm_ldflags() {
 tool_path() {
   local name=$1 version
   case $name in
-    kube-apiserver) version=$KUBERNETES_VERSION ;;
+    kube-apiserver | kube-scheduler | kube-controller-manager) version=$KUBERNETES_VERSION ;;
+    kwok) version=$KWOK_VERSION ;;
+    eck-operator) version=v$ECK_VERSION ;;
+    spark-operator) version=v$SPARK_OPERATOR_VERSION ;;
     etcd) version=$ETCD_VERSION ;;
     controller-gen) version=$CONTROLLER_TOOLS_VERSION ;;
     crd-ref-docs) version=$CRD_REF_DOCS_VERSION ;;
@@ -189,7 +214,11 @@ tool_path() {
   if [ ! -x "$out" ]; then
     mkdir -p "$(dirname "$out")"
     case $name in
-      kube-apiserver) build_kube_apiserver "$out" ;;
+      kube-apiserver | kube-scheduler | kube-controller-manager) build_kube "$name" "$out" ;;
+      kwok) build_in_module "$out" "sigs.k8s.io/kwok@$version" cmd/kwok ;;
+      eck-operator) build_in_module "$out" "github.com/elastic/cloud-on-k8s/v3@$version" cmd \
+        "-X github.com/elastic/cloud-on-k8s/v3/pkg/about.version=$ECK_VERSION" ;;
+      spark-operator) build_in_module "$out" "github.com/kubeflow/spark-operator/v2@$version" cmd/operator ;;
       etcd) build_etcd "$out" ;;
       controller-gen) go_install "$out" "sigs.k8s.io/controller-tools/cmd/controller-gen@$version" ;;
       crd-ref-docs) go_install "$out" "github.com/elastic/crd-ref-docs@$version" ;;
@@ -221,6 +250,7 @@ envtest_dir() {
 case ${1:-} in
   path) tool_path "${2:?tool name}" ;;
   envtest) envtest_dir ;;
+  upstream) for t in kube-apiserver etcd kube-scheduler kube-controller-manager kwok eck-operator spark-operator; do tool_path "$t" >/dev/null; done ;;
   all) for t in kube-apiserver etcd controller-gen crd-ref-docs helm prometheus promtool kafka_exporter elasticsearch_exporter lab-cadvisor; do tool_path "$t" >/dev/null; done ;;
   *) sed -n '2,12p' "$0" >&2; exit 2 ;;
 esac
