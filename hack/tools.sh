@@ -169,6 +169,15 @@ build_in_module() {
   (cd "$dir" && gobuild "${mod%@*}" "$out" -trimpath -ldflags "-s -w $ld" "./$pkg")
 }
 
+# module_files MODULE@VERSION OUT FILE...: FILEs of a module, concatenated as YAML documents into OUT.
+module_files() {
+  local mod=$1 out=$2 dir f
+  shift 2
+  dir=$(go mod download -json "$mod" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
+  for f in "$@"; do printf -- '---\n'; cat "$dir/$f"; done >"$out.tmp"
+  mv "$out.tmp" "$out"
+}
+
 # go_install OUT PKG@VERSION [LDFLAGS]: for tools whose own module builds as it is.
 go_install() {
   local out=$1 pkg=$2 ld=${3:-} tmp
@@ -230,6 +239,19 @@ tool_path() {
       lab-cadvisor) build_lab_cadvisor "$out" ;;
     esac
   fi
+  # Files of the upstream modules the harness needs beside the binaries.
+  case $name in
+    kwok) # KWOK's stages: nodes initialised and kept alive by leases, pods through the fast
+      # lifecycle (with pod/general's, ECK's pod updates keep resetting the delays).
+      [ -f "$(dirname "$out")/stages.yaml" ] || module_files "sigs.k8s.io/kwok@$version" "$(dirname "$out")/stages.yaml" \
+        kustomize/stage/node/fast/node-initialize.yaml \
+        kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+        kustomize/stage/pod/fast/pod-ready.yaml kustomize/stage/pod/fast/pod-complete.yaml \
+        kustomize/stage/pod/fast/pod-delete.yaml ;;
+    eck-operator) # ECK's own webhook configuration, which the harness points at the operator.
+      [ -f "$(dirname "$out")/webhook.yaml" ] ||
+        module_files "github.com/elastic/cloud-on-k8s/v3@$version" "$(dirname "$out")/webhook.yaml" config/webhook/manifests.yaml ;;
+  esac
   echo "$out"
 }
 

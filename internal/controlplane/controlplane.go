@@ -245,3 +245,13 @@ var CRDNames = []string{
 	"servicemonitors.monitoring.coreos.com",
 	"prometheusrules.monitoring.coreos.com",
 }
+
+// CertDir is the directory holding the API server's certificates and its ServiceAccount signing
+// key pair (sa-signer.key, sa-signer.crt): what kube-controller-manager's token controllers need.
+// Empty on an existing cluster.
+func (e *Env) CertDir() string {
+	if e.Existing || e.env.ControlPlane.APIServer == nil {
+		return ""
+	}
+	return e.env.ControlPlane.APIServer.CertDir
+}

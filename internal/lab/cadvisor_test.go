@@ -22,7 +22,7 @@ func TestCAdvisorServesPodsAsTheKubelet(t *testing.T) {
 	c := StartCAdvisor(t, dir)
 	h := nl.Hosts["pod"]
 	proc := start(t, dir, "pod", h.Command("sleep", "600"))
-	c.Add(t, proc.cmd.Process.Pid, "lab", "lab-lab-broker-0", "kafka")
+	c.Add(t, proc.Pid(), "lab", "lab-lab-broker-0", "kafka")
 
 	// 1 MiB sent from the pod's namespace to the hub: its eth0 transmits at least that much.
 	const sent = 1 << 20

@@ -89,7 +89,7 @@ while :; do
   sleep 1
 done`, gate, file, min(writeMiB, 256), min(readMiB, 256))
 	p := start(t, dir, pod+"-disk-load", exec.Command("sh", "-c", script))
-	if err := c.join(p.cmd.Process.Pid, pod); err != nil {
+	if err := c.join(p.Pid(), pod); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {

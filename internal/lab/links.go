@@ -46,7 +46,7 @@ func StartOnLinks(t testing.TB, o Options) *Lab {
 	}
 	l.Kafka = StartKafkaOn(t, l.dir, desired.BrokerPodPrefix(p), hosts, nl.Hub, kafkaRules(t, p), linksLogConfig...)
 	for _, b := range l.Kafka.Brokers {
-		cadv.Add(t, b.proc.cmd.Process.Pid, p.Namespace, b.Pod, "kafka")
+		cadv.Add(t, b.proc.Pid(), p.Namespace, b.Pod, "kafka")
 	}
 	pl := p.Status.Plan
 	l.Producer = l.Kafka.ProduceFrom(t, nl.Hosts["producer"], l.dir, desired.TopicName(p), int(pl.Partitions),
@@ -66,7 +66,7 @@ func (l *Lab) AddBrokers(t testing.TB, n int, link int64) []*Broker {
 		h := l.Net.Add(t, netlab.HostSpec{Name: fmt.Sprintf("broker-%d", i),
 			Link: netlab.Link{SendBytesPerSecond: link, ReceiveBytesPerSecond: link}})
 		b := l.Kafka.AddBroker(t, h, desired.BrokerPodPrefix(l.Pipeline))
-		l.CAdvisor.Add(t, b.proc.cmd.Process.Pid, l.Pipeline.Namespace, b.Pod, "kafka")
+		l.CAdvisor.Add(t, b.proc.Pid(), l.Pipeline.Namespace, b.Pod, "kafka")
 		added = append(added, b)
 	}
 	return added

@@ -56,8 +56,17 @@ const prometheusServiceAccount = "prometheus-k8s"
 // StorageClasses. It returns once the operator is ready (its caches synced).
 func StartOperator(t testing.TB, dir string, chart Chart) *Operator {
 	t.Helper()
-	ctx := context.Background()
 	env, c := testutil.ControlPlane(t)
+	return RunOperator(t, dir, chart, env.Config, c, labTiers()...)
+}
+
+// RunOperator runs the operator, built from cmd/manager, as the chart's ServiceAccount with the
+// chart's RBAC on the control plane of cfg, after creating the namespaces, the chart's RBAC,
+// Prometheus' ServiceAccount bound to the metrics-reader ClusterRole, and fixtures. It returns
+// once the operator is ready (its caches synced). The upstream harness runs it this way too.
+func RunOperator(t testing.TB, dir string, chart Chart, cfg *rest.Config, c client.Client, fixtures ...client.Object) *Operator {
+	t.Helper()
+	ctx := context.Background()
 	o := &Operator{Client: c, chart: chart}
 
 	// The metrics certificate, for the name the ServiceMonitor verifies (its tlsConfig.serverName:
@@ -67,25 +76,25 @@ func StartOperator(t testing.TB, dir string, chart Chart) *Operator {
 	if serverName == "" {
 		t.Fatal("the chart's ServiceMonitor names no tlsConfig.serverName")
 	}
-	ca, err := writeServingCert(certDir, serverName)
+	ca, err := WriteServingCert(certDir, serverName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.CAFile = ca
 
-	for _, obj := range labFixtures(chart) {
+	for _, obj := range append(labFixtures(chart), fixtures...) {
 		if err := c.Create(ctx, obj); client.IgnoreAlreadyExists(err) != nil {
 			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
 		}
 	}
-	cs, err := kubernetes.NewForConfig(env.Config)
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.clientset = cs
 	// The operator runs as the chart's ServiceAccount, with the chart's RBAC and nothing more.
 	kubeconfig := filepath.Join(dir, "operator.kubeconfig")
-	if err := writeKubeconfig(ctx, cs, env.Config, chart.Pod.Namespace, chart.ServiceAccount, kubeconfig); err != nil {
+	if err := writeKubeconfig(ctx, cs, cfg, chart.Pod.Namespace, chart.ServiceAccount, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := cs.CoreV1().ServiceAccounts(MonitorNamespace).CreateToken(ctx, prometheusServiceAccount,
@@ -142,19 +151,13 @@ func (o *Operator) Apply(t testing.TB, p *v1alpha1.AnalyticsPipeline) {
 // Stop stops the operator (its pod gone).
 func (o *Operator) Stop() { o.proc.Stop() }
 
-// labFixtures are the objects a cluster has before the pipeline: the namespaces, the lab's
-// StorageTiers and their StorageClasses, Prometheus' ServiceAccount and the chart's
-// metrics-reader ClusterRole bound to it (kube-prometheus binds its Prometheus the same way).
+// labFixtures are the objects a cluster has before the operator: the namespaces, Prometheus'
+// ServiceAccount and the chart's RBAC, its metrics-reader ClusterRole bound to that ServiceAccount
+// (kube-prometheus binds its Prometheus the same way).
 func labFixtures(chart Chart) []client.Object {
 	objs := []client.Object{}
 	for _, ns := range []string{PipelineNamespace, MonitorNamespace, chart.Pod.Namespace} {
 		objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	}
-	for _, tier := range gen.APITiers() {
-		tier := tier
-		objs = append(objs, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: tier.Spec.StorageClassName},
-			Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer)})
-		objs = append(objs, &v1alpha1.StorageTier{ObjectMeta: metav1.ObjectMeta{Name: tier.Name}, Spec: tier.Spec})
 	}
 	for _, u := range chart.RBAC {
 		objs = append(objs, u.DeepCopy())
@@ -166,6 +169,17 @@ func labFixtures(chart Chart) []client.Object {
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: chart.MetricsReader.Name},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: MonitorNamespace, Name: prometheusServiceAccount}},
 		})
+	return objs
+}
+
+// labTiers are the lab's StorageTiers and their StorageClasses.
+func labTiers() []client.Object {
+	var objs []client.Object
+	for _, tier := range gen.APITiers() {
+		objs = append(objs, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: tier.Spec.StorageClassName},
+			Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer)})
+		objs = append(objs, &v1alpha1.StorageTier{ObjectMeta: metav1.ObjectMeta{Name: tier.Name}, Spec: tier.Spec})
+	}
 	return objs
 }
 

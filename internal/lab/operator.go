@@ -13,11 +13,11 @@ import (
 	"time"
 )
 
-// writeServingCert writes a CA and a serving certificate it signed for dnsName into dir, as the
+// WriteServingCert writes a CA and a serving certificate it signed for dnsName into dir, as the
 // chart's metrics TLS Secret holds them (ca.crt, tls.crt, tls.key: the names the manager's
 // --metrics-cert-dir reads and the ServiceMonitor's tlsConfig.ca names), and returns the CA's
 // file.
-func writeServingCert(dir, dnsName string) (string, error) {
+func WriteServingCert(dir, dnsName string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}

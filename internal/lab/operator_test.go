@@ -71,7 +71,7 @@ func operatorEndpoint(t *testing.T, l *Lab) {
 	if code, err := get(l.Operator.CAFile, serverName, l.Operator.unboundToken(t)); err != nil || code != http.StatusForbidden {
 		t.Errorf("with a ServiceAccount not bound to the metrics reader: %d %v, want 403", code, err)
 	}
-	other, err := writeServingCert(filepath.Join(t.TempDir(), "other"), serverName)
+	other, err := WriteServingCert(filepath.Join(t.TempDir(), "other"), serverName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/testutil/proc"
 )
 
 // IngestJob is the pipeline's own Spark job (jvm/ingest-job, the job of the SparkApplication the
@@ -203,14 +204,14 @@ func StartIngestJob(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline, k *
 	}
 	j.proc = start(t, dir, "ingest-job", command())
 	go j.supervise(dir, command)
-	go j.watch.watch(func() int { return j.current().cmd.Process.Pid }, j.stop)
+	go j.watch.watch(func() int { return j.current().Pid() }, j.stop)
 	t.Cleanup(func() {
 		close(j.stop)
 		j.mu.Lock()
 		defer j.mu.Unlock()
-		_ = syscall.Kill(-j.proc.cmd.Process.Pid, syscall.SIGKILL)
+		_ = syscall.Kill(-j.proc.Pid(), syscall.SIGKILL)
 		if j.restarts > 0 {
-			j.proc.end(t)
+			j.proc.End(t)
 		}
 		if t.Failed() {
 			j.logExecutors(t)
@@ -234,7 +235,7 @@ func (j *IngestJob) logExecutors(t testing.TB) {
 	logs, _ := filepath.Glob(filepath.Join(j.home, "work", "*", "*", "stderr"))
 	for _, f := range logs {
 		if b, err := os.ReadFile(f); err == nil {
-			t.Logf("executor log %s (last 4 KiB):\n%s", f, tail(b, 4096))
+			t.Logf("executor log %s (last 4 KiB):\n%s", f, proc.Tail(b, 4096))
 		}
 	}
 }
@@ -271,11 +272,11 @@ func (j *IngestJob) supervise(dir string, command func() *exec.Cmd) {
 		select {
 		case <-j.stop:
 			return
-		case <-p.done:
+		case <-p.Done():
 		}
 		// The driver is gone: so are its executors, as a driver pod's executor pods are
 		// deleted with it (they exit by themselves once the driver's connection drops).
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
 		select {
 		case <-j.stop:
 			return
@@ -308,10 +309,10 @@ func (j *IngestJob) current() *process {
 
 // Pause freezes the job (SIGSTOP to its driver and executors), as a job stalled in a long GC
 // or on a dead disk.
-func (j *IngestJob) Pause() { _ = syscall.Kill(-j.current().cmd.Process.Pid, syscall.SIGSTOP) }
+func (j *IngestJob) Pause() { _ = syscall.Kill(-j.current().Pid(), syscall.SIGSTOP) }
 
 // Resume lets the paused job go on.
-func (j *IngestJob) Resume() { _ = syscall.Kill(-j.current().cmd.Process.Pid, syscall.SIGCONT) }
+func (j *IngestJob) Resume() { _ = syscall.Kill(-j.current().Pid(), syscall.SIGCONT) }
 
 // Running says whether the job's driver runs (between a failure and its restart it does not).
 func (j *IngestJob) Running() bool { return j.current().Running() }

@@ -70,6 +70,16 @@ func FreePort(t testing.TB) string {
 	return l.Addr().String()
 }
 
+// FreePortNumber is FreePort's port alone, for a flag that takes a port.
+func FreePortNumber(t testing.TB) string {
+	t.Helper()
+	_, port, err := net.SplitHostPort(FreePort(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
 // HTTPReady is a check for Eventually: nil once a GET of url answers 200 OK (a readiness probe).
 func HTTPReady(url string) func() error {
 	return func() error {

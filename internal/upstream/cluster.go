@@ -1,0 +1,94 @@
+package upstream
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/internal/lab"
+	"github.com/strata-dev/strata/internal/testutil"
+	"github.com/strata-dev/strata/internal/testutil/proc"
+)
+
+// Cluster is a control plane with the upstream controllers and Strata's operator running on it.
+type Cluster struct {
+	// Client is a cluster admin's.
+	Client client.Client
+	// Operator is Strata's manager, run as the chart's ServiceAccount.
+	Operator *lab.Operator
+	// Dir holds every component's log (<name>.log) and the admin kubeconfig.
+	Dir string
+
+	components []*proc.Process
+}
+
+// Options say what runs besides the control plane, the scheduler, the controller-manager and KWOK.
+type Options struct {
+	// Nodes are the KWOK nodes (DefaultNodes when empty).
+	Nodes []Node
+	// JobNamespaces are the namespaces the Spark operator watches (its chart's
+	// spark.jobNamespaces; default: default).
+	JobNamespaces []string
+	// Fixtures are created before the operator starts (StorageTiers, say).
+	Fixtures []client.Object
+}
+
+// Start starts the harness: kube-apiserver and etcd with Strata's and the upstream CRDs,
+// kube-controller-manager, kube-scheduler, KWOK and its nodes, the cluster's StorageClasses and
+// their provisioner, ECK and the Spark operator with their webhooks, and Strata's operator.
+// Everything stops when the test ends.
+func Start(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if len(opts.Nodes) == 0 {
+		opts.Nodes = DefaultNodes()
+	}
+	if len(opts.JobNamespaces) == 0 {
+		opts.JobNamespaces = []string{"default"}
+	}
+	dir := t.TempDir()
+	env, c := testutil.ControlPlane(t)
+	kc := filepath.Join(dir, "admin.kubeconfig")
+	if err := os.WriteFile(kc, env.KubeConfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(caFile, env.Config.CAData, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := &Cluster{Client: c, Dir: dir}
+	h.components = append(h.components,
+		startControllerManager(t, dir, kc, env.CertDir(), caFile),
+		startScheduler(t, dir, kc),
+		startKWOK(t, dir, kc))
+	createNodes(ctx, t, c, opts.Nodes)
+	for _, sc := range storageClasses() {
+		if err := c.Create(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go provision(ctx, t, c, 500*time.Millisecond)
+
+	api, err := url.Parse(env.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.components = append(h.components, startECK(ctx, t, dir, kc, c))
+	ctrl, hook := startSparkOperator(ctx, t, dir, kc, api, c, opts.JobNamespaces...)
+	h.components = append(h.components, ctrl, hook)
+	h.Operator = lab.RunOperator(t, dir, lab.RenderChart(t, "strata", "strata-system"), env.Config, c, opts.Fixtures...)
+	h.Alive(t)
+	return h
+}
+
+// Alive fails the test when an upstream component has exited.
+func (h *Cluster) Alive(t testing.TB) {
+	t.Helper()
+	alive(t, h.components...)
+}

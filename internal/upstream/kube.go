@@ -1,0 +1,74 @@
+package upstream
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/strata-dev/strata/internal/testutil"
+	"github.com/strata-dev/strata/internal/testutil/proc"
+)
+
+// startControllerManager runs kube-controller-manager with its default controllers: the
+// PersistentVolume binder (claims bind to Strata's local PVs once the scheduler picks a node,
+// WaitForFirstConsumer), StatefulSets (ECK's and the Spark driver's children), the garbage
+// collector (owner references followed as in a cluster), namespaces, ServiceAccounts and the
+// kube-root-ca.crt ConfigMap every pod's API access volume projects. The ServiceAccount key is
+// the API server's (envtest writes the pair to its certificate directory).
+func startControllerManager(t testing.TB, dir, kubeconfig, certDir, caFile string) *proc.Process {
+	t.Helper()
+	return run(t, dir, "kube-controller-manager", nil, tool(t, "kube-controller-manager"),
+		flag("kubeconfig", kubeconfig),
+		flag("authentication-kubeconfig", kubeconfig),
+		flag("authorization-kubeconfig", kubeconfig),
+		flag("leader-elect", "false"),
+		flag("bind-address", "127.0.0.1"),
+		flag("secure-port", testutil.FreePortNumber(t)),
+		flag("controllers", "*"),
+		flag("use-service-account-credentials", "false"),
+		flag("service-account-private-key-file", filepath.Join(certDir, "sa-signer.key")),
+		flag("root-ca-file", caFile),
+		// No cloud: nodes carry their own topology labels.
+		flag("cloud-provider", "external"),
+		flag("concurrent-statefulset-syncs", "5"),
+	)
+}
+
+// startScheduler runs kube-scheduler with its default profile: spread, affinity, taints and
+// volume binding decide where pods go, as in a cluster.
+func startScheduler(t testing.TB, dir, kubeconfig string) *proc.Process {
+	t.Helper()
+	return run(t, dir, "kube-scheduler", nil, tool(t, "kube-scheduler"),
+		flag("kubeconfig", kubeconfig),
+		flag("authentication-kubeconfig", kubeconfig),
+		flag("authorization-kubeconfig", kubeconfig),
+		flag("leader-elect", "false"),
+		flag("bind-address", "127.0.0.1"),
+		flag("secure-port", testutil.FreePortNumber(t)),
+	)
+}
+
+// KWOKNodeLabel selects the nodes KWOK manages: every node the harness makes.
+const KWOKNodeLabel = "type"
+
+// startKWOK runs KWOK over the harness's nodes with the stages hack/tools.sh puts beside it
+// (node/fast, node/heartbeat-with-lease, pod/fast): nodes become Ready and stay so, a scheduled
+// pod becomes Running and Ready at once, a deleted one goes.
+func startKWOK(t testing.TB, dir, kubeconfig string) *proc.Process {
+	t.Helper()
+	bin := tool(t, "kwok")
+	stages := filepath.Join(filepath.Dir(bin), "stages.yaml")
+	if _, err := os.Stat(stages); err != nil {
+		t.Fatalf("KWOK's stages: %v (hack/tools.sh path kwok writes them)", err)
+	}
+	return run(t, dir, "kwok", nil, bin,
+		flag("kubeconfig", kubeconfig),
+		flag("config", stages),
+		flag("manage-all-nodes", "false"),
+		flag("manage-nodes-with-label-selector", KWOKNodeLabel+"=kwok"),
+		flag("node-lease-duration-seconds", "40"),
+		flag("cidr", "10.244.0.1/16"),
+		flag("node-ip", "10.0.0.1"),
+		flag("server-address", "127.0.0.1:"+testutil.FreePortNumber(t)),
+	)
+}

@@ -1,0 +1,67 @@
+package upstream
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/internal/testutil"
+	"github.com/strata-dev/strata/internal/testutil/proc"
+)
+
+// tool is the path of a pinned binary hack/tools.sh builds (cached in bin/ after the first run):
+// kube-scheduler, kube-controller-manager, kwok, eck-operator, spark-operator.
+func tool(t testing.TB, name string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(testutil.Root(), "hack", "tools.sh"), "path", name)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hack/tools.sh path %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// run starts a component as a process that dies with the test, with env added to its
+// environment, and returns it.
+func run(t testing.TB, dir, name string, env []string, argv ...string) *proc.Process {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	return proc.Start(t, dir, name, cmd)
+}
+
+// alive fails the test when a component has exited: the harness's results mean nothing without it.
+func alive(t testing.TB, ps ...*proc.Process) {
+	t.Helper()
+	for _, p := range ps {
+		if !p.Running() {
+			b, _ := os.ReadFile(p.LogFile())
+			t.Fatalf("%s exited:\n%s", p.Name(), proc.Tail(b, 4096))
+		}
+	}
+}
+
+func flag(name, value string) string { return fmt.Sprintf("--%s=%s", name, value) }
+
+// waitTLS waits until p accepts connections at addr (its webhook server is up), failing the test
+// if p exits or two minutes pass.
+func waitTLS(t testing.TB, p *proc.Process, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		alive(t, p)
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			conn.Close()
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: nothing listens at %s after two minutes (log %s)", p.Name(), addr, p.LogFile())
+}

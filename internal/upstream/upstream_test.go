@@ -1,0 +1,160 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/testutil"
+)
+
+// upstreamWait is how long a real controller may take to act: generous, since a loaded two-core
+// machine runs a dozen processes here; the waits end as soon as the state is reached.
+const upstreamWait = 5 * time.Minute
+
+// TestSampleRunsOnRealControllers applies config/samples and checks what the real controllers
+// made of it: ECK's StatefulSets and their pods Running on nodes the real scheduler chose, the
+// data claims bound to Strata's local volumes on those nodes, the masters on three nodes; the
+// driver pod created by the real spark-submit with its security context and ServiceAccount; and
+// every object each pod names existing.
+func TestSampleRunsOnRealControllers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the upstream harness starts a control plane and six controllers")
+	}
+	tiers, p := Samples(t)
+	h := Start(t, Options{Fixtures: tiers})
+	ctx := context.Background()
+	if err := h.Client.Create(ctx, p); err != nil {
+		t.Fatalf("applying the sample pipeline: %v", err)
+	}
+	t.Run("Elasticsearch", func(t *testing.T) { checkElasticsearch(ctx, t, h, p) })
+	t.Run("SparkDriver", func(t *testing.T) { checkDriver(ctx, t, h, p.Namespace, desired.SparkApplicationName(p)) })
+	t.Run("References", func(t *testing.T) {
+		missing, err := CheckReferences(ctx, h.Client, p.Namespace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range missing {
+			t.Error(m)
+		}
+	})
+	h.Alive(t)
+}
+
+// checkElasticsearch waits for ECK's StatefulSets and their pods, then checks placement.
+func checkElasticsearch(ctx context.Context, t *testing.T, h *Cluster, p *v1alpha1.AnalyticsPipeline) {
+	ns := p.Namespace
+	sel := client.MatchingLabels{"elasticsearch.k8s.elastic.co/cluster-name": desired.ElasticsearchName(p)}
+	var pods corev1.PodList
+	testutil.Eventually(t, upstreamWait, "ECK's pods Running", func() error {
+		var sets appsv1.StatefulSetList
+		if err := h.Client.List(ctx, &sets, client.InNamespace(ns), sel); err != nil {
+			return err
+		}
+		if len(sets.Items) < 2 {
+			return fmt.Errorf("%d StatefulSets", len(sets.Items))
+		}
+		if err := h.Client.List(ctx, &pods, client.InNamespace(ns), sel); err != nil {
+			return err
+		}
+		want := int32(0)
+		for _, s := range sets.Items {
+			want += *s.Spec.Replicas
+		}
+		running := 0
+		var pending []string
+		for _, pod := range pods.Items {
+			if pod.Status.Phase == corev1.PodRunning {
+				running++
+			} else {
+				pending = append(pending, pod.Name+" "+scheduling(&pod))
+			}
+		}
+		if running < int(want) || len(pods.Items) < int(want) {
+			return fmt.Errorf("%d of %d pods Running; not: %s", running, want, strings.Join(pending, "; "))
+		}
+		return nil
+	})
+	masters := map[string]int{}
+	for _, pod := range pods.Items {
+		if pod.Labels["elasticsearch.k8s.elastic.co/statefulset-name"] == desired.ElasticsearchStatefulSetName(p, "master") {
+			masters[pod.Spec.NodeName]++
+		}
+	}
+	t.Logf("masters per node: %v", masters)
+	for node, n := range masters {
+		if n > 1 {
+			t.Errorf("%d masters on node %s: losing it loses the quorum", n, node)
+		}
+	}
+	for _, pod := range pods.Items {
+		for _, v := range pod.Spec.Volumes {
+			if v.PersistentVolumeClaim == nil {
+				continue
+			}
+			var pvc corev1.PersistentVolumeClaim
+			if err := h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: v.PersistentVolumeClaim.ClaimName}, &pvc); err != nil {
+				t.Fatal(err)
+			}
+			if pvc.Status.Phase != corev1.ClaimBound {
+				t.Errorf("claim %s of %s: %s", pvc.Name, pod.Name, pvc.Status.Phase)
+				continue
+			}
+			var pv corev1.PersistentVolume
+			if err := h.Client.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, &pv); err != nil {
+				t.Fatal(err)
+			}
+			if node := volumeNode(&pv); node != pod.Spec.NodeName {
+				t.Errorf("claim %s of pod %s on node %s is bound to %s, a volume of node %q", pvc.Name, pod.Name, pod.Spec.NodeName, pv.Name, node)
+			}
+		}
+	}
+}
+
+// checkDriver waits for the driver pod spark-submit creates and checks what a kubelet would
+// need of it.
+func checkDriver(ctx context.Context, t *testing.T, h *Cluster, ns, app string) {
+	var driver corev1.Pod
+	testutil.Eventually(t, upstreamWait, "the Spark driver pod", func() error {
+		return h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: app + "-driver"}, &driver)
+	})
+	if sc := driver.Spec.SecurityContext; sc == nil || sc.FSGroup == nil {
+		t.Errorf("driver pod has no fsGroup: the image's uid 185 cannot write its volumes")
+	}
+	if driver.Spec.ServiceAccountName == "" || driver.Spec.ServiceAccountName == "default" {
+		t.Errorf("driver pod runs as ServiceAccount %q, not the pipeline's", driver.Spec.ServiceAccountName)
+	}
+}
+
+// volumeNode is the node a local volume's node affinity names.
+func volumeNode(pv *corev1.PersistentVolume) string {
+	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return ""
+	}
+	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		for _, e := range term.MatchExpressions {
+			if e.Key == corev1.LabelHostname && len(e.Values) == 1 {
+				return e.Values[0]
+			}
+		}
+	}
+	return ""
+}
+
+// scheduling is why a pod is not running: the scheduler's message when it could not place it.
+func scheduling(pod *corev1.Pod) string {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status != corev1.ConditionTrue {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	return string(pod.Status.Phase)
+}
