@@ -248,9 +248,18 @@ tool_path() {
         kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
         kustomize/stage/pod/fast/pod-ready.yaml kustomize/stage/pod/fast/pod-complete.yaml \
         kustomize/stage/pod/fast/pod-delete.yaml ;;
-    eck-operator) # ECK's own webhook configuration, which the harness points at the operator.
+    eck-operator) # ECK's own webhook configuration, which the harness points at the operator, and
+      # all its CRDs (the operator watches every kind it manages).
       [ -f "$(dirname "$out")/webhook.yaml" ] ||
-        module_files "github.com/elastic/cloud-on-k8s/v3@$version" "$(dirname "$out")/webhook.yaml" config/webhook/manifests.yaml ;;
+        module_files "github.com/elastic/cloud-on-k8s/v3@$version" "$(dirname "$out")/webhook.yaml" config/webhook/manifests.yaml
+      [ -f "$(dirname "$out")/crds/all-crds.yaml" ] || { mkdir -p "$(dirname "$out")/crds" &&
+        module_files "github.com/elastic/cloud-on-k8s/v3@$version" "$(dirname "$out")/crds/all-crds.yaml" config/crds/v1/all-crds.yaml; } ;;
+    spark-operator) # The chart's CRDs: the controller watches SparkConnects too.
+      [ -f "$(dirname "$out")/crds/sparkconnects.yaml" ] || { mkdir -p "$(dirname "$out")/crds" &&
+        for f in sparkapplications scheduledsparkapplications sparkconnects; do
+          module_files "github.com/kubeflow/spark-operator/v2@$version" "$(dirname "$out")/crds/$f.yaml" \
+            "charts/spark-operator-chart/crds/sparkoperator.k8s.io_$f.yaml"
+        done; } ;;
   esac
   echo "$out"
 }

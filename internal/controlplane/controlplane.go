@@ -191,7 +191,7 @@ func Start(ctx context.Context, opts ...Option) (*Env, error) {
 	}
 	env := &Env{Config: cfg, KubeConfig: te.KubeConfig, Existing: existing, env: te}
 	if existing && len(upstream) > 0 {
-		if err := installMissing(ctx, cfg, upstream); err != nil {
+		if err := InstallMissing(ctx, cfg, upstream); err != nil {
 			_ = env.Stop()
 			return nil, err
 		}
@@ -199,8 +199,9 @@ func Start(ctx context.Context, opts ...Option) (*Env, error) {
 	return env, nil
 }
 
-// installMissing creates the upstream CRDs an existing cluster does not have yet.
-func installMissing(ctx context.Context, cfg *rest.Config, dirs []string) error {
+// InstallMissing creates the CRDs of dirs that the cluster of cfg does not have yet, and waits
+// until they are served.
+func InstallMissing(ctx context.Context, cfg *rest.Config, dirs []string) error {
 	opts := envtest.CRDInstallOptions{Paths: dirs, ErrorIfPathMissing: true}
 	if err := envtest.ReadCRDFiles(&opts); err != nil {
 		return err

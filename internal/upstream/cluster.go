@@ -79,8 +79,8 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.components = append(h.components, startECK(ctx, t, dir, kc, c))
-	ctrl, hook := startSparkOperator(ctx, t, dir, kc, api, c, opts.JobNamespaces...)
+	h.components = append(h.components, startECK(ctx, t, dir, kc, env.Config, c))
+	ctrl, hook := startSparkOperator(ctx, t, dir, kc, env.Config, api, c, opts.JobNamespaces...)
 	h.components = append(h.components, ctrl, hook)
 	h.Operator = lab.RunOperator(t, dir, lab.RenderChart(t, "strata", "strata-system"), env.Config, c, opts.Fixtures...)
 	h.Alive(t)

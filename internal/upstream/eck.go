@@ -9,6 +9,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -23,9 +24,10 @@ const ECKNamespace = "elastic-system"
 // ECK's own configuration (config/webhook/manifests.yaml at the pinned tag, beside the binary)
 // with failure policy Fail. Certificates are the harness's (--manage-webhook-certs=false, as with
 // cert-manager in a cluster).
-func startECK(ctx context.Context, t testing.TB, dir, kubeconfig string, c client.Client) *proc.Process {
+func startECK(ctx context.Context, t testing.TB, dir, kubeconfig string, cfg *rest.Config, c client.Client) *proc.Process {
 	t.Helper()
 	bin := tool(t, "eck-operator")
+	installCRDs(ctx, t, cfg, bin)
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ECKNamespace}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}

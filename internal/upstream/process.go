@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
+
+	"github.com/strata-dev/strata/internal/controlplane"
 	"github.com/strata-dev/strata/internal/testutil"
 	"github.com/strata-dev/strata/internal/testutil/proc"
 )
@@ -64,4 +68,14 @@ func waitTLS(t testing.TB, p *proc.Process, addr string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("%s: nothing listens at %s after two minutes (log %s)", p.Name(), addr, p.LogFile())
+}
+
+// installCRDs installs the CRDs hack/tools.sh puts beside an operator's binary (its crds/
+// directory) that the control plane does not have yet: the kinds the operator watches besides
+// those Strata writes.
+func installCRDs(ctx context.Context, t testing.TB, cfg *rest.Config, bin string) {
+	t.Helper()
+	if err := controlplane.InstallMissing(ctx, cfg, []string{filepath.Join(filepath.Dir(bin), "crds")}); err != nil {
+		t.Fatalf("%s's CRDs: %v", filepath.Base(bin), err)
+	}
 }

@@ -19,7 +19,7 @@ import (
 const (
 	DefaultClass = "standard"
 	ST1Class     = "st1"
-	provisioner  = "harness.strata.dev/provisioner"
+	provisioner  = "provisioner.harness.strata.dev"
 	// selectedNode is the annotation kube-controller-manager's PV controller sets on a
 	// WaitForFirstConsumer claim once the scheduler has picked its pod's node
 	// (k8s.io/kubernetes v1.36.3, pkg/controller/volume/persistentvolume: AnnSelectedNode).
@@ -44,13 +44,15 @@ func storageClasses() []client.Object {
 // until ctx ends: a volume for each claim the scheduler has placed (on the node it chose), and
 // the volume deleted once its claim is gone (reclaim policy Delete).
 func provision(ctx context.Context, t testing.TB, c client.Client, interval time.Duration) {
+	logged := map[string]bool{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(interval):
 		}
-		if err := provisionOnce(ctx, c); err != nil && ctx.Err() == nil {
+		if err := provisionOnce(ctx, c); err != nil && ctx.Err() == nil && !logged[err.Error()] {
+			logged[err.Error()] = true
 			t.Logf("harness provisioner: %v", err)
 		}
 	}

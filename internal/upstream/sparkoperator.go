@@ -12,6 +12,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,10 +33,11 @@ const sparkWebhookName = "spark-operator-webhook"
 // Service; the pod webhook then applies the SparkApplication's pod settings (volumes, secrets,
 // security context) to it. The webhook makes its own certificate (for localhost among its names,
 // pkg/certificate Generate) and writes the caBundle into the configurations created here.
-func startSparkOperator(ctx context.Context, t testing.TB, dir, kubeconfig string, apiServer *url.URL,
+func startSparkOperator(ctx context.Context, t testing.TB, dir, kubeconfig string, cfg *rest.Config, apiServer *url.URL,
 	c client.Client, jobNamespaces ...string) (controller, webhook *proc.Process) {
 	t.Helper()
 	bin := tool(t, "spark-operator")
+	installCRDs(ctx, t, cfg, bin)
 	home := sparkHome(t, dir)
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SparkOperatorNamespace}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
@@ -103,7 +105,7 @@ func sparkHome(t testing.TB, dir string) string {
 	t.Helper()
 	root := testutil.Root()
 	jars := filepath.Join(root, "jvm", "spark-home", "target", "spark-home", "jars")
-	if _, err := os.Stat(filepath.Join(jars, "spark-kubernetes_2.13-4.0.2.jar")); err != nil {
+	if _, err := os.Stat(filepath.Join(jars, "spark-core_2.13-4.0.2.jar")); err != nil {
 		mvn := os.Getenv("MVN")
 		if mvn == "" {
 			mvn = "mvn"
