@@ -93,12 +93,7 @@ func (r *PipelineReconciler) autoscaleStep(ctx context.Context, s *scope) error 
 // leave one at a time through the autoscaler's safety gate, and partitions never shrink: Kafka
 // cannot remove them.
 func (r *PipelineReconciler) planStep(ctx context.Context, s *scope) error {
-	list := make([]v1alpha1.StorageTier, 0, len(s.tiers))
-	for _, name := range tierNames(s.effective) {
-		if t, ok := s.tiers[name]; ok {
-			list = append(list, *t)
-		}
-	}
+	list := namedTiers(s)
 	// The topic's partitions, which Kafka cannot remove: the plan is made for them.
 	run := plan.Running{KafkaControllers: runningQuorum(s.observed, s.pipeline), Partitions: topicPartitions(s.observed, s.pipeline)}
 	planned, err := plan.ComputeRunning(s.effective, list, run)
@@ -172,8 +167,9 @@ func (r *PipelineReconciler) buildDesired(_ context.Context, s *scope) error {
 	for _, gvk := range s.served {
 		served[gvk.String()] = true
 	}
+	// The tiers the plan was computed on: pods on a local tier get node affinity to its nodes.
 	in := desired.Inputs{Pipeline: s.pipeline, Plan: s.plan, IngestImage: r.IngestImage, ElasticsearchPassword: s.esPassword,
-		EmptyBrokers: s.emptyBrokers}
+		EmptyBrokers: s.emptyBrokers, Tiers: namedTiers(s)}
 	for _, obj := range desired.All(in) {
 		if served[obj.GroupVersionKind().String()] {
 			s.desired = append(s.desired, obj)
@@ -231,6 +227,17 @@ func (r *PipelineReconciler) reportChildren(_ context.Context, s *scope) error {
 	setReadyCondition(s.conds)
 	s.pipeline.Status.ObservedGeneration = s.pipeline.Generation
 	return nil
+}
+
+// namedTiers are the existing tiers the effective pipeline names, in name order.
+func namedTiers(s *scope) []v1alpha1.StorageTier {
+	list := make([]v1alpha1.StorageTier, 0, len(s.tiers))
+	for _, name := range tierNames(s.effective) {
+		if t, ok := s.tiers[name]; ok {
+			list = append(list, *t)
+		}
+	}
+	return list
 }
 
 // tierNames lists the distinct tiers a pipeline names, sorted.

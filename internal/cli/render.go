@@ -104,7 +104,7 @@ Exit status: 0 with the objects, 1 on invalid input or a pipeline that cannot be
 		noteTo(stderr, "render")(fmt.Sprintf("%s: spec.spark.serviceAccountName (%q): the operator applies these objects only if installed with spark.allowUserServiceAccounts=true (--allow-user-service-accounts)",
 			input.pipelineSource, sa))
 	}
-	objs := render(desired.Inputs{Pipeline: p, Plan: planned, IngestImage: *ingestImage})
+	objs := render(desired.Inputs{Pipeline: p, Plan: planned, IngestImage: *ingestImage, Tiers: input.tiers})
 
 	if *output == "json" {
 		if err := printJSON(stdout, objectList{APIVersion: "v1", Kind: "List", Items: contents(objs)}); err != nil {

@@ -34,18 +34,34 @@ var exposedNodeLabelPrefixes = []string{"topology.kubernetes.io/", "failure-doma
 // "data" (the plan's data nodes, roles data and ingest, each with an elasticsearch-data claim on
 // the Elasticsearch tier's StorageClass and size).
 //
-// Spreading over failure domains (spec.kafka.rackTopologyKey, shared with Kafka):
-//   - both nodeSets get a topology spread constraint, maxSkew 1, whenUnsatisfiable
-//     ScheduleAnyway. Not DoNotSchedule: on a local tier, pods can only run where the tier's
-//     disks are, and the plan's node count need not match the failure domains; a hard
-//     constraint would leave pods Pending where a soft one only spreads less evenly, and shard
-//     placement (below) still keeps a shard's copies apart;
+// Spreading (esSpread); every constraint, maxSkew 1, counts only the nodes the pods may run on
+// (the Honor policies of spreadConstraint, placement.go):
+//   - the masters over nodes, DoNotSchedule: they are the quorum, and two on one node lose it
+//     together (with only ECK's preferred anti-affinity and a soft constraint, the scheduler put
+//     all three on one node). With maxSkew 1 they still schedule where fewer nodes are eligible
+//     than masters, two on a node only once every node has one;
+//   - both nodeSets over the failure domains of spec.kafka.rackTopologyKey (shared with Kafka),
+//     ScheduleAnyway (for the masters in addition, when the key is not the hostname). Not
+//     DoNotSchedule: on a local tier, data nodes can only run where the tier's disks are, and
+//     the plan's node count need not match the failure domains; a hard constraint would leave
+//     pods Pending where a soft one only spreads less evenly, and shard placement (below) still
+//     keeps a shard's copies apart;
 //   - shard allocation awareness: ECK already makes Elasticsearch keep a shard's copies on
 //     different Kubernetes nodes (attribute k8s_node_name), which covers the default key
 //     kubernetes.io/hostname. For a zone key ECK exposes to pods by default (topology.
 //     kubernetes.io/*), both nodeSets also get ECK's zoneAwareness, which sets node.attr.zone
-//     and the awareness attributes; ECK keeps the spread constraint given here for that key.
-//     Other keys get the spread constraint only.
+//     and the awareness attributes, and requires the zone label on the pods' nodes; ECK adds
+//     its own (DoNotSchedule) constraint for that key only where the template has none, so it
+//     keeps the one given here (cloud-on-k8s 3.5.0, pkg/controller/elasticsearch/nodespec/
+//     podspec.go, zoneAwarenessSchedulingDirectives; pkg/controller/common/defaults/
+//     pod_template.go, WithTopologySpreadConstraints). Other keys get the spread constraint only.
+//
+// A nodeSet whose volumes are on a local tier gets node affinity to the tier's nodes
+// (tierAffinity) in its pod template; ECK adds its zone requirement to that node selector term
+// (WithRequiredNodeAffinityMatchExpressions). ECK then leaves out its default affinity, a
+// preferred pod anti-affinity over kubernetes.io/hostname (pod_template.go, WithAffinity sets
+// it only on a template without one; nodespec/defaults.go, DefaultAffinity): the spread
+// constraints above do its work.
 //
 // volumeClaimDeletePolicy follows spec.volumeReclaimPolicy: Retain keeps the data volumes when
 // the cluster is deleted (DeleteOnScaledownOnly), Delete removes them with it.
@@ -76,9 +92,11 @@ func Elasticsearch(in Inputs) *unstructured.Unstructured {
 		"auth":                    ElasticsearchAuth(p), // the job's own user (elasticsearchuser.go)
 		"nodeSets": []any{
 			nodeSet(p, MasterNodeSet, masters, []any{"master"}, masterSize, masterClass,
-				esContainer(in.Plan, v1alpha1.RoleElasticsearchMaster)),
+				esContainer(in.Plan, v1alpha1.RoleElasticsearchMaster),
+				tierAffinity(in, metadataTier(in.Plan, v1alpha1.RoleElasticsearchMaster))),
 			nodeSet(p, DataNodeSet, max(int64(in.Plan.ElasticsearchDataNodes), 1), []any{"data", "ingest"},
-				dataSize, data.StorageClassName, esContainer(in.Plan, v1alpha1.RoleElasticsearchData)),
+				dataSize, data.StorageClassName, esContainer(in.Plan, v1alpha1.RoleElasticsearchData),
+				tierAffinity(in, data.Tier)),
 		},
 	}
 	return newObject(ElasticsearchGVK, p, ElasticsearchName(p), AppElasticsearch, ComponentElasticsearch,
@@ -103,11 +121,8 @@ func esContainer(plan v1alpha1.Plan, role string) object {
 }
 
 func nodeSet(p *v1alpha1.AnalyticsPipeline, name string, count int64, roles []any,
-	size resource.Quantity, storageClass string, container object) object {
-	key := rackTopologyKey(p)
-	if key == "" { // rack awareness off: spread over nodes only
-		key = HostnameTopologyKey
-	}
+	size resource.Quantity, storageClass string, container, affinity object) object {
+	key := esTopologyKey(p)
 	claim := object{
 		"accessModes": []any{"ReadWriteOnce"},
 		"resources":   object{"requests": object{"storage": size.String()}},
@@ -119,16 +134,11 @@ func nodeSet(p *v1alpha1.AnalyticsPipeline, name string, count int64, roles []an
 	podSpec := object{
 		// The CRD requires a container list; ECK merges this entry, by name, into the
 		// Elasticsearch container it builds (esContainer).
-		"containers": []any{container},
-		"topologySpreadConstraints": []any{object{
-			"maxSkew":           int64(1),
-			"topologyKey":       key,
-			"whenUnsatisfiable": "ScheduleAnyway",
-			"labelSelector": object{"matchLabels": object{
-				"elasticsearch.k8s.elastic.co/cluster-name":     ElasticsearchName(p),
-				"elasticsearch.k8s.elastic.co/statefulset-name": ElasticsearchStatefulSetName(p, name),
-			}},
-		}},
+		"containers":                []any{container},
+		"topologySpreadConstraints": esSpread(p, name),
+	}
+	if affinity != nil {
+		podSpec["affinity"] = affinity
 	}
 	virtualMemory(p, config, podSpec)
 	set := object{
@@ -145,6 +155,33 @@ func nodeSet(p *v1alpha1.AnalyticsPipeline, name string, count int64, roles []an
 		set["zoneAwareness"] = object{"topologyKey": key}
 	}
 	return set
+}
+
+// esTopologyKey is the failure domains' node label; kubernetes.io/hostname when rack awareness
+// is off.
+func esTopologyKey(p *v1alpha1.AnalyticsPipeline) string {
+	if key := rackTopologyKey(p); key != "" {
+		return key
+	}
+	return HostnameTopologyKey
+}
+
+// esSpread is a nodeSet's topology spread constraints, selecting its pods by ECK's labels: see
+// Elasticsearch.
+func esSpread(p *v1alpha1.AnalyticsPipeline, nodeSet string) []any {
+	selector := object{
+		"elasticsearch.k8s.elastic.co/cluster-name":     ElasticsearchName(p),
+		"elasticsearch.k8s.elastic.co/statefulset-name": ElasticsearchStatefulSetName(p, nodeSet),
+	}
+	key := esTopologyKey(p)
+	if nodeSet != MasterNodeSet {
+		return []any{spreadConstraint(key, ScheduleAnyway, selector)}
+	}
+	out := []any{spreadConstraint(HostnameTopologyKey, DoNotSchedule, selector)}
+	if key != HostnameTopologyKey {
+		out = append(out, spreadConstraint(key, ScheduleAnyway, selector))
+	}
+	return out
 }
 
 // zoneAware says whether ECK's zoneAwareness can use key: ECK must be able to copy the node

@@ -60,7 +60,9 @@ func (f fixture) inputs(t testing.TB) Inputs {
 	}
 	return Inputs{Pipeline: f.pipeline, Plan: pl, EmptyBrokers: f.emptyBrokers,
 		// The password the controller would have generated once (a fixed one: golden files).
-		ElasticsearchPassword: goldenPassword}
+		ElasticsearchPassword: goldenPassword,
+		// The tiers the plan was computed on, as the controller passes them.
+		Tiers: fixtureTiers()}
 }
 
 func fixtures() map[string]fixture {

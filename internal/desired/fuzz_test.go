@@ -66,7 +66,7 @@ func FuzzBuild(f *testing.F) {
 		if err != nil {
 			return // the planner refuses it (PlanValid=False): nothing is built
 		}
-		for _, u := range All(Inputs{Pipeline: admitted, Plan: planned}) {
+		for _, u := range All(Inputs{Pipeline: admitted, Plan: planned, Tiers: fuzzTiers()}) {
 			gvk := u.GroupVersionKind()
 			if !upstream.Knows(gvk) {
 				continue // core kinds (the metrics ConfigMap)

@@ -29,6 +29,10 @@ type Inputs struct {
 	// IngestImage is Strata's job image, for pipelines that name none (the manager's
 	// --ingest-image); empty: DefaultIngestImage.
 	IngestImage string
+	// Tiers are the StorageTiers the pipeline names, as the plan was computed on: the pods
+	// whose volumes are on a local one get node affinity to its nodes (placement.go). A tier
+	// missing here gives none.
+	Tiers []v1alpha1.StorageTier
 }
 
 // The kinds this package builds.

@@ -25,7 +25,12 @@ var ControllerVolumeSize = resource.MustParse("10Gi")
 // (kraftMetadata: shared), as Strimzi's own examples do, so that disks can be added later
 // (a pool's storage type cannot be changed). The brokers' volumes use the Kafka log tier's
 // StorageClass, the controllers' spec.kafka.controllers.storage (by default the cluster's
-// default StorageClass); deleteClaim follows spec.volumeReclaimPolicy.
+// default StorageClass); deleteClaim follows spec.volumeReclaimPolicy. A pool whose volume is on
+// a local tier gets node affinity to the tier's nodes (tierAffinity) in template.pod.affinity;
+// Strimzi keeps it and, for brokers with rack awareness, adds its own requirement (the rack
+// label exists) to each of its node selector terms (strimzi-kafka-operator 1.2.0,
+// cluster-operator/src/main/java/io/strimzi/operator/cluster/model/ModelUtils.java,
+// affinityWithRackLabelSelector, called from KafkaCluster.java for every pool's pods).
 func NodePools(in Inputs) []*unstructured.Unstructured {
 	p := in.Pipeline
 	log, _ := placement(in.Plan, v1alpha1.RoleKafkaLog)
@@ -35,9 +40,9 @@ func NodePools(in Inputs) []*unstructured.Unstructured {
 	}
 	ctrlSize, ctrlClass := metadataVolume(in.Plan, v1alpha1.RoleKafkaController, ControllerVolumeSize)
 	ctrl := nodePool(p, ControllerPoolName(p), ComponentKafkaController, ControllerReplicas(in.Plan),
-		ctrlSize, ctrlClass)
+		ctrlSize, ctrlClass, tierAffinity(in, metadataTier(in.Plan, v1alpha1.RoleKafkaController)))
 	broker := nodePool(p, BrokerPoolName(p), ComponentKafkaBroker, max(int64(in.Plan.Brokers), 0),
-		brokerSize, log.StorageClassName)
+		brokerSize, log.StorageClassName, tierAffinity(in, log.Tier))
 	poolResources(ctrl, in.Plan, v1alpha1.RoleKafkaController)
 	poolResources(broker, in.Plan, v1alpha1.RoleKafkaBroker)
 	return []*unstructured.Unstructured{ctrl, broker}
@@ -73,7 +78,7 @@ func ControllerReplicas(pl v1alpha1.Plan) int64 {
 }
 
 func nodePool(p *v1alpha1.AnalyticsPipeline, name, component string, replicas int64,
-	size resource.Quantity, storageClass string) *unstructured.Unstructured {
+	size resource.Quantity, storageClass string, affinity object) *unstructured.Unstructured {
 	role := "broker"
 	if component == ComponentKafkaController {
 		role = "controller"
@@ -88,11 +93,15 @@ func nodePool(p *v1alpha1.AnalyticsPipeline, name, component string, replicas in
 	if storageClass != "" {
 		volume["class"] = storageClass
 	}
+	pod := object{"topologySpreadConstraints": poolSpread(p, name)}
+	if affinity != nil {
+		pod["affinity"] = affinity
+	}
 	spec := object{
 		"replicas": replicas,
 		"roles":    []any{role},
 		"storage":  object{"type": "jbod", "volumes": []any{volume}},
-		"template": object{"pod": object{"topologySpreadConstraints": poolSpread(p, name)}},
+		"template": object{"pod": pod},
 	}
 	return newObject(KafkaNodePoolGVK, p, name, AppKafka, component,
 		map[string]string{StrimziClusterLabel: KafkaName(p)}, nil, object{"spec": spec})
@@ -106,20 +115,17 @@ func nodePool(p *v1alpha1.AnalyticsPipeline, name, component string, replicas in
 // job, selecting a pool's pods by strimzi.io/pool-name, operator-common/.../model/Labels.java).
 // Two brokers on one node lose both replicas of a partition together, two controllers the
 // quorum. Over nodes the constraint is hard (DoNotSchedule): with maxSkew 1 it still schedules
-// more pods than nodes, but never piles them on one node while another has fewer. Over a coarser
-// failure domain it is soft (ScheduleAnyway): on a local tier, pods can only run where the
-// disks are, and the domains need not be balanced.
+// more pods than nodes, but never piles them on one node while another has fewer. It counts
+// only the nodes the pods may run on (spreadConstraint's Honor policies, placement.go): tainted
+// nodes the pods do not tolerate, and on a local tier the nodes without its disks (the pool's
+// tierAffinity), would otherwise count as empty nodes and keep pods Pending that good nodes have
+// room for. Over a coarser failure domain it is soft (ScheduleAnyway): on a local tier, pods can
+// only run where the disks are, and the domains need not be balanced.
 func poolSpread(p *v1alpha1.AnalyticsPipeline, pool string) []any {
-	selector := object{"matchLabels": object{StrimziClusterLabel: KafkaName(p), StrimziPoolLabel: pool}}
-	out := []any{object{
-		"maxSkew": int64(1), "topologyKey": HostnameTopologyKey, "whenUnsatisfiable": "DoNotSchedule",
-		"labelSelector": selector,
-	}}
+	selector := object{StrimziClusterLabel: KafkaName(p), StrimziPoolLabel: pool}
+	out := []any{spreadConstraint(HostnameTopologyKey, DoNotSchedule, selector)}
 	if key := rackTopologyKey(p); key != "" && key != HostnameTopologyKey {
-		out = append(out, object{
-			"maxSkew": int64(1), "topologyKey": key, "whenUnsatisfiable": "ScheduleAnyway",
-			"labelSelector": selector,
-		})
+		out = append(out, spreadConstraint(key, ScheduleAnyway, selector))
 	}
 	return out
 }

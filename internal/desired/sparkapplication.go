@@ -82,8 +82,8 @@ func SparkApplication(in Inputs) *unstructured.Unstructured {
 	if opts := ExecutorJavaOptions(in); opts != "" {
 		executor["javaOptions"] = opts
 	}
-	driver["template"] = podTemplate(p, SparkDriverContainer)
-	executor["template"] = podTemplate(p, SparkExecutorContainer)
+	driver["template"] = podTemplate(p, SparkDriverContainer, nil)
+	executor["template"] = podTemplate(p, SparkExecutorContainer, executorAffinity(in))
 	spec := object{
 		"type":                sparkAppType(s),
 		"mode":                "cluster",
@@ -131,13 +131,13 @@ const (
 // internal/controller/sparkapplication/submission.go: driverPodTemplateOption,
 // executorPodTemplateOption), and Spark keeps the template's pod security context. Only the
 // group changes: the user stays the image's. The container gets the credentials from Secrets
-// (secretEnv).
-func podTemplate(p *v1alpha1.AnalyticsPipeline, container string) object {
+// (secretEnv), and the pods the affinity given, if any (executorAffinity).
+func podTemplate(p *v1alpha1.AnalyticsPipeline, container string, affinity object) object {
 	group := int64(DefaultFSGroup)
 	if g := p.Spec.Spark.FSGroup; g != nil {
 		group = *g
 	}
-	return object{"spec": object{
+	spec := object{
 		"securityContext": object{
 			"fsGroup": group,
 			// Only a volume whose root is not the group's yet is walked: large volumes of
@@ -145,7 +145,27 @@ func podTemplate(p *v1alpha1.AnalyticsPipeline, container string) object {
 			"fsGroupChangePolicy": "OnRootMismatch",
 		},
 		"containers": []any{object{"name": container, "env": secretEnv(p)}},
-	}}
+	}
+	if affinity != nil {
+		spec["affinity"] = affinity
+	}
+	return object{"spec": spec}
+}
+
+// executorAffinity is the executors' node affinity: to the nodes of the local tiers their
+// on-demand shuffle claims are on (the spill tier's, and the shuffle data tier's when the plan
+// puts final shuffle files elsewhere; tierAffinity), nil when neither is local. The driver
+// gets none: its only claim, the checkpoint of Strata's own job, is on the cluster's default
+// StorageClass (CheckpointClaim). In the pod template, not the SparkApplication's
+// executor.affinity: like env, that field is applied only by the Spark operator's mutating
+// webhook, to pods built without a template (kubeflow/spark-operator v2.5.2,
+// internal/webhook/sparkpod_defaulter.go, addAffinity; see secretEnv), while Spark keeps the
+// template's affinity (apache/spark, docs/running-on-kubernetes.md, "Pod template properties":
+// affinity is not among the fields Spark overwrites).
+func executorAffinity(in Inputs) object {
+	spill, _ := placement(in.Plan, v1alpha1.RoleSparkSpill)
+	data, _ := placement(in.Plan, v1alpha1.RoleSparkShuffleData)
+	return tierAffinity(in, spill.Tier, data.Tier)
 }
 
 // sparkAppType is the application type the Spark operator wants: Python and R by the main
