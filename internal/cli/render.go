@@ -46,7 +46,8 @@ Left out, because only the cluster knows it:
   - ownerReferences: they name the pipeline's UID. The operator adds them: the pipeline is
     the controller of every object, which goes when the pipeline goes.
   - the password in <name>-ingest-es-user: the operator generates it once, or keeps the
-    one the Secret already has.
+    one the Secret already has (and, for a job of the user's, the store in
+    <name>-ingest-es-keystore that holds it).
   - what already runs: render shows a first apply. On a running pipeline the operator keeps
     the KRaft quorum the cluster was created with, never lowers the topic's partitions, lowers
     brokers one at a time (going from two to one, it first empties a broker with a

@@ -12,8 +12,8 @@ import (
 //   - the job's Elasticsearch user and role Secrets before the Elasticsearch that names them
 //     (ECK records a warning for a missing one), and Elasticsearch before the
 //     SparkApplication, whose pods need ECK's CA Secret;
-//   - the checkpoint claim (Strata's own job only) before the SparkApplication whose driver
-//     mounts it;
+//   - the checkpoint claim (Strata's own job only) and elasticsearch-hadoop's secure settings
+//     store (a job of the user's only) before the SparkApplication whose pods mount them;
 //   - the driver's ServiceAccount and RoleBinding before the SparkApplication that runs as it
 //     (unless spec.spark.serviceAccountName names the user's own).
 //
@@ -30,6 +30,9 @@ func All(in Inputs) []*unstructured.Unstructured {
 	objs = append(objs, NodePools(in)...)
 	objs = append(objs, Kafka(in), Topic(in), KafkaUser(in),
 		ElasticsearchUserSecret(in), ElasticsearchRolesSecret(in), Elasticsearch(in))
+	if ks := ElasticsearchKeystoreSecret(in); ks != nil {
+		objs = append(objs, ks)
+	}
 	if c := CheckpointClaim(in); c != nil {
 		objs = append(objs, c)
 	}

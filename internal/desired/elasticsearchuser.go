@@ -97,11 +97,26 @@ func ElasticsearchUserSecret(in Inputs) *unstructured.Unstructured {
 //     delete phase delete_index on the old indices.
 //
 // No read privilege: the job never searches.
+//
+// A job of the user's also gets cluster monitor: elasticsearch-hadoop asks the cluster's main
+// endpoint (GET /, the action cluster:monitor/main) for its name and version in every writing
+// task (elastic/elasticsearch-hadoop v9.3.2, mr/src/main/java/org/elasticsearch/hadoop/rest/:
+// RestService.createWriter calls InitializationUtils.discoverAndValidateClusterInfo, which
+// calls RestClient.mainInfo), and before a read the index's health
+// (InitializationUtils.checkIndexStatus: RestClient.getHealth, GET _cluster/health/<index>).
+// In WAN mode, which wiredConf sets, it never calls _nodes (InitializationUtils.validateSettings
+// refuses discovery and node filters with it). monitor is what es-hadoop's documentation grants
+// its user (docs/reference/kerberos.md); it reads cluster state and statistics, and writes
+// nothing. Strata's job calls none of these.
 func ElasticsearchRolesSecret(in Inputs) *unstructured.Unstructured {
 	p := in.Pipeline
 	index := ElasticsearchIndex(p)
+	cluster := []string{"manage_ilm", "manage_index_templates"}
+	if !RunsIngestJob(p) {
+		cluster = append(cluster, "monitor")
+	}
 	roles := map[string]any{ElasticsearchJobUser(p): map[string]any{
-		"cluster": []string{"manage_ilm", "manage_index_templates"},
+		"cluster": cluster,
 		"indices": []any{map[string]any{
 			"names":      []string{index, index + "-*"},
 			"privileges": []string{"create_index", "view_index_metadata", "write", "manage", "delete_index"},

@@ -82,8 +82,8 @@ func SparkApplication(in Inputs) *unstructured.Unstructured {
 	if opts := ExecutorJavaOptions(in); opts != "" {
 		executor["javaOptions"] = opts
 	}
-	driver["template"] = podTemplate(p, SparkDriverContainer, nil)
-	executor["template"] = podTemplate(p, SparkExecutorContainer, executorAffinity(in))
+	driver["template"] = podTemplate(in, SparkDriverContainer, nil)
+	executor["template"] = podTemplate(in, SparkExecutorContainer, executorAffinity(in))
 	spec := object{
 		"type":                sparkAppType(s),
 		"mode":                "cluster",
@@ -131,12 +131,19 @@ const (
 // internal/controller/sparkapplication/submission.go: driverPodTemplateOption,
 // executorPodTemplateOption), and Spark keeps the template's pod security context. Only the
 // group changes: the user stays the image's. The container gets the credentials from Secrets
-// (secretEnv), and the pods the affinity given, if any (executorAffinity).
-func podTemplate(p *v1alpha1.AnalyticsPipeline, container string, affinity object) object {
+// (secretEnv), and the pods the affinity given, if any (executorAffinity). A job of the user's
+// also gets elasticsearch-hadoop's truststore: the init
+// container writing it and its volumes (eshadoop.go); Spark keeps a template's init containers
+// and volumes, replacing only its containers (apache/spark v4.0.2,
+// resource-managers/kubernetes/core/src/main/scala/org/apache/spark/deploy/k8s/KubernetesUtils.scala:
+// selectSparkContainer).
+func podTemplate(in Inputs, container string, affinity object) object {
+	p := in.Pipeline
 	group := int64(DefaultFSGroup)
 	if g := p.Spec.Spark.FSGroup; g != nil {
 		group = *g
 	}
+	c := object{"name": container, "env": secretEnv(p)}
 	spec := object{
 		"securityContext": object{
 			"fsGroup": group,
@@ -144,10 +151,15 @@ func podTemplate(p *v1alpha1.AnalyticsPipeline, container string, affinity objec
 			// shuffle data are not re-owned at every restart.
 			"fsGroupChangePolicy": "OnRootMismatch",
 		},
-		"containers": []any{object{"name": container, "env": secretEnv(p)}},
+		"containers": []any{c},
 	}
 	if affinity != nil {
 		spec["affinity"] = affinity
+	}
+	if !RunsIngestJob(p) {
+		c["volumeMounts"] = []any{object{"name": ESTruststoreVolume, "mountPath": ESTruststoreMountPath, "readOnly": true}}
+		spec["initContainers"] = []any{esTruststoreInit(in)}
+		spec["volumes"] = esTruststoreVolumes(p)
 	}
 	return object{"spec": spec}
 }

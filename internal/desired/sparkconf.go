@@ -165,8 +165,10 @@ func wiredConf(in Inputs) map[string]string {
 
 	// Elasticsearch through ECK's HTTPS service, as elasticsearch-hadoop reads it (spark.es.*),
 	// as the job's own user (elasticsearchuser.go), whose password comes from its Secret
-	// (secretEnv), and with ECK's CA certificate mounted. The password cannot be a Spark
-	// setting: the job reads it from ES_PASSWORD.
+	// (secretEnv), and with ECK's CA certificate mounted. The password is never a Spark
+	// setting: Strata's job reads it from ES_PASSWORD, a job of the user's through
+	// elasticsearch-hadoop's secure settings store, with a truststore made from the CA
+	// (esHadoopConf).
 	conf["spark.es.nodes"] = ElasticsearchServiceHost(p)
 	conf["spark.es.port"] = strconv.Itoa(ElasticsearchPort)
 	conf["spark.es.nodes.wan.only"] = "true"
@@ -192,6 +194,8 @@ func wiredConf(in Inputs) map[string]string {
 	conf["spark.sql.streaming.metricsEnabled"] = "true"
 	if RunsIngestJob(p) {
 		ingestJobConf(conf, in)
+	} else {
+		esHadoopConf(conf, in)
 	}
 	return conf
 }
