@@ -94,7 +94,7 @@ func RunOperator(t testing.TB, dir string, chart Chart, cfg *rest.Config, c clie
 	o.clientset = cs
 	// The operator runs as the chart's ServiceAccount, with the chart's RBAC and nothing more.
 	kubeconfig := filepath.Join(dir, "operator.kubeconfig")
-	if err := writeKubeconfig(ctx, cs, cfg, chart.Pod.Namespace, chart.ServiceAccount, kubeconfig); err != nil {
+	if err := WriteKubeconfig(ctx, cs, cfg, chart.Pod.Namespace, chart.ServiceAccount, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := cs.CoreV1().ServiceAccounts(MonitorNamespace).CreateToken(ctx, prometheusServiceAccount,
@@ -199,9 +199,9 @@ func (o *Operator) waitPlanned(t testing.TB, namespace, name string) *v1alpha1.A
 	return got
 }
 
-// writeKubeconfig writes a kubeconfig for the API server of cfg that authenticates with a token
+// WriteKubeconfig writes a kubeconfig for the API server of cfg that authenticates with a token
 // of the ServiceAccount namespace/name, as the operator's pod does with its projected token.
-func writeKubeconfig(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, namespace, name, path string) error {
+func WriteKubeconfig(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, namespace, name, path string) error {
 	tok, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](7200)}}, metav1.CreateOptions{})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,13 @@ import (
 	"github.com/strata-dev/strata/internal/testutil"
 	"github.com/strata-dev/strata/internal/testutil/proc"
 )
+
+// EnvLogs names a directory to keep the components' logs in (else they go with the test's
+// temporary directory, their last 4 KiB printed when it fails).
+const EnvLogs = "STRATA_UPSTREAM_LOGS"
+
+// UpstreamStatusTimeout is the operator's --upstream-status-timeout in the harness.
+const UpstreamStatusTimeout = 20 * time.Second
 
 // Cluster is a control plane with the upstream controllers and Strata's operator running on it.
 type Cluster struct {
@@ -44,8 +52,6 @@ type Options struct {
 // Everything stops when the test ends.
 func Start(t testing.TB, opts Options) *Cluster {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	if len(opts.Nodes) == 0 {
 		opts.Nodes = DefaultNodes()
 	}
@@ -53,7 +59,19 @@ func Start(t testing.TB, opts Options) *Cluster {
 		opts.JobNamespaces = []string{"default"}
 	}
 	dir := t.TempDir()
+	if keep := os.Getenv(EnvLogs); keep != "" {
+		// Kept after the test: every component's whole log, for a failure's post-mortem.
+		dir = filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_"))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("components' logs in %s", dir)
+	}
 	env, c := testutil.ControlPlane(t)
+	// Registered after the control plane's cleanup, so it runs before: the harness's own loops
+	// stop before the API server does.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	kc := filepath.Join(dir, "admin.kubeconfig")
 	if err := os.WriteFile(kc, env.KubeConfig, 0o600); err != nil {
 		t.Fatal(err)
@@ -82,7 +100,15 @@ func Start(t testing.TB, opts Options) *Cluster {
 	h.components = append(h.components, startECK(ctx, t, dir, kc, env.Config, c))
 	ctrl, hook := startSparkOperator(ctx, t, dir, kc, env.Config, api, c, opts.JobNamespaces...)
 	h.components = append(h.components, ctrl, hook)
-	h.Operator = lab.RunOperator(t, dir, lab.RenderChart(t, "strata", "strata-system"), env.Config, c, opts.Fixtures...)
+	chart := lab.RenderChart(t, "strata", "strata-system")
+	for i, a := range chart.Args {
+		if strings.HasPrefix(a, "--upstream-status-timeout=") {
+			// The chart's 3m, shortened: a test waits for the NotReconciled of the controllers
+			// that do not run here (Strimzi without its build).
+			chart.Args[i] = "--upstream-status-timeout=" + UpstreamStatusTimeout.String()
+		}
+	}
+	h.Operator = lab.RunOperator(t, dir, chart, env.Config, c, opts.Fixtures...)
 	h.Alive(t)
 	return h
 }

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -81,8 +82,15 @@ func createNodes(ctx context.Context, t testing.TB, c client.Client, nodes []Nod
 		if err := c.Create(ctx, obj); err != nil {
 			t.Fatalf("creating node %s: %v", n.Name, err)
 		}
-		obj.Status = status
-		if err := c.Status().Update(ctx, obj); err != nil {
+		// KWOK and the node lifecycle controller write the status too: retry on their writes.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return err
+			}
+			obj.Status.Capacity, obj.Status.Allocatable = status.Capacity, status.Allocatable
+			return c.Status().Update(ctx, obj)
+		})
+		if err != nil {
 			t.Fatalf("node %s's capacity: %v", n.Name, err)
 		}
 	}

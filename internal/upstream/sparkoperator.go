@@ -11,11 +11,14 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/strata-dev/strata/internal/lab"
 	"github.com/strata-dev/strata/internal/testutil"
 	"github.com/strata-dev/strata/internal/testutil/proc"
 )
@@ -67,6 +70,11 @@ func startSparkOperator(ctx context.Context, t testing.TB, dir, kubeconfig strin
 			ClientConfig: v.ClientConfig, SideEffects: v.SideEffects, NamespaceSelector: v.NamespaceSelector, Rules: v.Rules}}}
 	createWebhooks(ctx, t, c, mutating, validating)
 
+	// The operator runs as a ServiceAccount of its own, with a token: the Kubernetes client
+	// spark-submit uses (fabric8 7.1) cannot read the client key of envtest's admin kubeconfig
+	// ("Invalid DER: object is not integer"), and in a cluster it authenticates with the pod's
+	// token. Bound to cluster-admin here: its chart's RBAC is not what is under test.
+	kubeconfig = sparkOperatorKubeconfig(ctx, t, dir, cfg, c)
 	namespaces := flag("namespaces", strings.Join(jobNamespaces, ","))
 	env := []string{"KUBECONFIG=" + kubeconfig, "SPARK_HOME=" + home,
 		// What a pod gets for the API server's Service; the controller builds spark-submit's
@@ -105,15 +113,14 @@ func sparkHome(t testing.TB, dir string) string {
 	t.Helper()
 	root := testutil.Root()
 	jars := filepath.Join(root, "jvm", "spark-home", "target", "spark-home", "jars")
-	if _, err := os.Stat(filepath.Join(jars, "spark-core_2.13-4.0.2.jar")); err != nil {
-		mvn := os.Getenv("MVN")
-		if mvn == "" {
-			mvn = "mvn"
-		}
-		cmd := exec.Command(mvn, "-B", "-ntp", "-q", "-f", filepath.Join(root, "jvm", "pom.xml"), "-pl", "spark-home", "package")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("SPARK_HOME's jars (mvn -f jvm/pom.xml -pl spark-home package): %v\n%s", err, out)
-		}
+	mvn := os.Getenv("MVN")
+	if mvn == "" {
+		mvn = "mvn"
+	}
+	// Seconds once Maven has the jars; run every time so that the jars follow the pom.
+	cmd := exec.Command(mvn, "-B", "-ntp", "-q", "-f", filepath.Join(root, "jvm", "pom.xml"), "-pl", "spark-home", "package")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("SPARK_HOME's jars (mvn -f jvm/pom.xml -pl spark-home package): %v\n%s", err, out)
 	}
 	home := filepath.Join(dir, "spark-home")
 	if err := os.MkdirAll(filepath.Join(home, "bin"), 0o755); err != nil {
@@ -164,3 +171,27 @@ if ! [[ $LAUNCHER_EXIT_CODE =~ ^[0-9]+$ ]]; then echo "${CMD[@]}" | head -n-1 1>
 if [ "$LAUNCHER_EXIT_CODE" != 0 ]; then exit "$LAUNCHER_EXIT_CODE"; fi
 exec "${CMD[@]:0:$LAST}"
 `
+
+// sparkOperatorKubeconfig writes a kubeconfig with a token of the spark-operator ServiceAccount,
+// bound to cluster-admin.
+func sparkOperatorKubeconfig(ctx context.Context, t testing.TB, dir string, cfg *rest.Config, c client.Client) string {
+	t.Helper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: SparkOperatorNamespace, Name: "spark-operator"}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "spark-operator-harness"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}}}
+	for _, o := range []client.Object{sa, binding} {
+		if err := c.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "spark-operator.kubeconfig")
+	if err := lab.WriteKubeconfig(ctx, cs, cfg, sa.Namespace, sa.Name, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
