@@ -89,10 +89,6 @@ func PersistentVolumes(t *v1alpha1.StorageTier, nodes []corev1.Node) []*corev1.P
 func persistentVolume(t *v1alpha1.StorageTier, n corev1.Node, path string) *corev1.PersistentVolume {
 	l := TierLabels(t)
 	l[LabelNode] = LabelValue(n.Name)
-	hostname := n.Labels[HostnameLabel]
-	if hostname == "" {
-		hostname = n.Name
-	}
 	return &corev1.PersistentVolume{
 		TypeMeta: metav1.TypeMeta{APIVersion: PersistentVolumeGVK.GroupVersion().String(), Kind: PersistentVolumeGVK.Kind},
 		ObjectMeta: metav1.ObjectMeta{
@@ -110,14 +106,29 @@ func persistentVolume(t *v1alpha1.StorageTier, n corev1.Node, path string) *core
 				Local: &corev1.LocalVolumeSource{Path: path},
 			},
 			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{
-				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
-					Key:      HostnameLabel,
-					Operator: corev1.NodeSelectorOpIn,
-					Values:   []string{hostname},
-				}}}},
-			}},
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{nodeTerm(n)}}},
 		},
 	}
+}
+
+// nodeTerm selects node n alone: by its kubernetes.io/hostname label, as the local volume static
+// provisioner does, else by its name. A name longer than a label value may be (63 characters; a
+// node name is a DNS subdomain of up to 253) goes in matchFields (metadata.name): as a label
+// value the API server refuses the volume (found applying the tier-long golden case in the
+// upstream harness). Shorter names stay label values, so that volumes made before keep the node
+// affinity they have (immutable once set). The scheduler's volume binding matches both
+// (k8s.io/component-helpers v0.36.3, scheduling/corev1/nodeaffinity: MatchFields on metadata.name).
+func nodeTerm(n corev1.Node) corev1.NodeSelectorTerm {
+	hostname := n.Labels[HostnameLabel]
+	if hostname == "" && len(validation.IsValidLabelValue(n.Name)) == 0 {
+		hostname = n.Name
+	}
+	if hostname != "" {
+		return corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
+			Key: HostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{hostname}}}}
+	}
+	return corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{
+		Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{n.Name}}}}
 }
 
 // sortedNodes returns nodes sorted by name, each name once.

@@ -277,3 +277,31 @@ func TestStorageClass(t *testing.T) {
 		t.Errorf("kind %v", got)
 	}
 }
+
+// TestVolumeNodeTerm: a volume selects its node by hostname label, by name as a label value
+// when the node has none and the name fits one, and by metadata.name in matchFields when it
+// does not (a label value over 63 characters makes the API server refuse the volume).
+func TestVolumeNodeTerm(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   string
+	}{
+		{"worker-1", map[string]string{HostnameLabel: "host-1"}, "expr kubernetes.io/hostname=host-1"},
+		{"worker-2", nil, "expr kubernetes.io/hostname=worker-2"},
+		{tierLongNode, nil, "field metadata.name=" + tierLongNode},
+		{tierLongNode, map[string]string{HostnameLabel: "short"}, "expr kubernetes.io/hostname=short"},
+	} {
+		term := nodeTerm(corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Labels: tc.labels}})
+		var got []string
+		for _, r := range term.MatchExpressions {
+			got = append(got, "expr "+r.Key+"="+strings.Join(r.Values, ","))
+		}
+		for _, r := range term.MatchFields {
+			got = append(got, "field "+r.Key+"="+strings.Join(r.Values, ","))
+		}
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("node %.20s… labels %v: %v, want [%s]", tc.name, tc.labels, got, tc.want)
+		}
+	}
+}

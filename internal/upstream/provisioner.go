@@ -29,9 +29,7 @@ const (
 // storageClasses are the cluster's own classes.
 func storageClasses() []client.Object {
 	class := func(name string, isDefault bool) *storagev1.StorageClass {
-		sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: provisioner,
-			VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
-			ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimDelete)}
+		sc := StorageClass(name)
 		if isDefault {
 			sc.Annotations = map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}
 		}
@@ -59,6 +57,14 @@ func provision(ctx context.Context, t testing.TB, c client.Client, interval time
 }
 
 func provisionOnce(ctx context.Context, c client.Client) error {
+	var classes storagev1.StorageClassList
+	if err := c.List(ctx, &classes); err != nil {
+		return err
+	}
+	ours := map[string]bool{}
+	for _, sc := range classes.Items {
+		ours[sc.Name] = sc.Provisioner == provisioner
+	}
 	var claims corev1.PersistentVolumeClaimList
 	if err := c.List(ctx, &claims); err != nil {
 		return err
@@ -66,7 +72,7 @@ func provisionOnce(ctx context.Context, c client.Client) error {
 	for i := range claims.Items {
 		pvc := &claims.Items[i]
 		node := pvc.Annotations[selectedNode]
-		if pvc.Status.Phase != corev1.ClaimPending || node == "" || pvc.Spec.VolumeName != "" || !ours(pvc.Spec.StorageClassName) {
+		if pvc.Status.Phase != corev1.ClaimPending || node == "" || pvc.Spec.VolumeName != "" || pvc.Spec.StorageClassName == nil || !ours[*pvc.Spec.StorageClassName] {
 			continue
 		}
 		pv := &corev1.PersistentVolume{
@@ -105,4 +111,9 @@ func provisionOnce(ctx context.Context, c client.Client) error {
 	return nil
 }
 
-func ours(class *string) bool { return class != nil && (*class == DefaultClass || *class == ST1Class) }
+// StorageClass is a class the harness's provisioner provisions.
+func StorageClass(name string) *storagev1.StorageClass {
+	return &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: provisioner,
+		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+		ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimDelete)}
+}
