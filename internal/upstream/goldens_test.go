@@ -63,4 +63,3 @@ func TestGoldenCasesRunOnRealControllers(t *testing.T) {
 	}
 	h.Alive(t)
 }
-
