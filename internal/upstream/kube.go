@@ -61,9 +61,14 @@ func startKWOK(t testing.TB, dir, kubeconfig string) *proc.Process {
 	if _, err := os.Stat(stages); err != nil {
 		t.Fatalf("KWOK's stages: %v (hack/tools.sh path kwok writes them)", err)
 	}
+	wipes := filepath.Join(dir, "kwok-volume-cleanup.yaml")
+	if err := os.WriteFile(wipes, []byte(cleanupStage), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return run(t, dir, "kwok", nil, bin,
 		flag("kubeconfig", kubeconfig),
 		flag("config", stages),
+		flag("config", wipes),
 		flag("manage-all-nodes", "false"),
 		flag("manage-nodes-with-label-selector", KWOKNodeLabel+"=kwok"),
 		flag("node-lease-duration-seconds", "40"),
@@ -72,3 +77,46 @@ func startKWOK(t testing.TB, dir, kubeconfig string) *proc.Process {
 		flag("server-address", "127.0.0.1:"+testutil.FreePortNumber(t)),
 	)
 }
+
+// cleanupStage completes Strata's volume cleanup pods once they run, as the wipe script exits 0
+// on an emptied volume (internal/desired/cleanuppod.go): KWOK's pod/fast stages complete only a
+// Job's pods, and a bare pod would otherwise run forever and its volume never be recycled.
+const cleanupStage = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: strata-volume-cleanup-complete
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values:
+      - 'Running'
+    - key: '.metadata.labels["app.kubernetes.io/component"]'
+      operator: 'In'
+      values:
+      - 'volume-cleanup'
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state:
+          terminated:
+            exitCode: 0
+            finishedAt: {{ $now | Quote }}
+            reason: Completed
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      phase: Succeeded
+`
