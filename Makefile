@@ -69,7 +69,7 @@ docker-build: ## Build the container image $(IMG) (needs a Docker engine; the Do
 	docker build -t $(IMG) .
 
 .PHONY: tools
-tools: ## Build every pinned tool into bin/ (kube-apiserver, etcd, controller-gen, crd-ref-docs, helm, prometheus).
+tools: ## Build every pinned tool into bin/ (kube-apiserver, etcd, controller-gen, crd-ref-docs, helm, prometheus, the upstream controllers).
 	$(TOOLS) all
 
 ##@ Run and test
@@ -95,6 +95,12 @@ e2e: ## Run the end-to-end suite on a new kind cluster (needs docker and the int
 lab: ## Run the lab (docs/lab.md): real Kafka, exporters, operator and Prometheus; every generated query's result and alert scenario and, as root, the bandwidth model and cAdvisor on shaped links.
 	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" STRATA_PROMETHEUS="$$($(TOOLS) path prometheus)" STRATA_LAB_MODEL=1 \
 		$(GO) test -count=1 -timeout 75m -v -run 'TestLab|TestBandwidthModel|TestLinkSaturated' ./internal/lab/
+
+.PHONY: upstream
+upstream: ## Run the upstream harness (docs/upstream.md): the sample, every golden case and a pipeline's lifecycle reconciled by the real kube-scheduler, kube-controller-manager, KWOK, ECK and the Spark operator.
+	$(TOOLS) upstream
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" \
+		$(GO) test -count=1 -timeout 30m -v ./internal/upstream/
 
 .PHONY: bench
 bench: ## Run the benchmarks: the planner's, and N pipelines against a real control plane.

@@ -11,6 +11,7 @@
 #                             (the upstream controllers `make upstream` runs)
 #   hack/tools.sh envtest     print a directory holding kube-apiserver and etcd for envtest:
 #                             $KUBEBUILDER_ASSETS when set, else the pinned builds
+#   hack/tools.sh upstream    build what the upstream harness runs (internal/upstream)
 #   hack/tools.sh all         build every tool
 set -euo pipefail
 
@@ -282,6 +283,6 @@ case ${1:-} in
   path) tool_path "${2:?tool name}" ;;
   envtest) envtest_dir ;;
   upstream) for t in kube-apiserver etcd kube-scheduler kube-controller-manager kwok eck-operator spark-operator; do tool_path "$t" >/dev/null; done ;;
-  all) for t in kube-apiserver etcd controller-gen crd-ref-docs helm prometheus promtool kafka_exporter elasticsearch_exporter lab-cadvisor; do tool_path "$t" >/dev/null; done ;;
-  *) sed -n '2,12p' "$0" >&2; exit 2 ;;
+  all) for t in kube-apiserver etcd controller-gen crd-ref-docs helm prometheus promtool kafka_exporter elasticsearch_exporter lab-cadvisor kube-scheduler kube-controller-manager kwok eck-operator spark-operator; do tool_path "$t" >/dev/null; done ;;
+  *) sed -n '2,15p' "$0" >&2; exit 2 ;;
 esac
