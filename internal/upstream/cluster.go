@@ -29,6 +29,8 @@ type Cluster struct {
 	Client client.Client
 	// Operator is Strata's manager, run as the chart's ServiceAccount.
 	Operator *lab.Operator
+	// Strimzi is true when Strimzi's cluster operator runs (its build is present).
+	Strimzi bool
 	// Dir holds every component's log (<name>.log) and the admin kubeconfig.
 	Dir string
 
@@ -98,6 +100,13 @@ func Start(t testing.TB, opts Options) *Cluster {
 		t.Fatal(err)
 	}
 	h.components = append(h.components, startECK(ctx, t, dir, kc, env.Config, c))
+	if build := StrimziBuild(t); build != "" {
+		h.Strimzi = true
+		h.components = append(h.components, startStrimzi(ctx, t, dir, build, env.Config, c, opts.JobNamespaces))
+	} else {
+		t.Logf("Strimzi's cluster operator not run: no build in bin/ (hack/strimzi.sh makes one; it needs the internet) "+
+			"and %s unset; Kafka objects are only checked against Strimzi's CRDs", EnvStrimzi)
+	}
 	ctrl, hook := startSparkOperator(ctx, t, dir, kc, env.Config, api, c, opts.JobNamespaces...)
 	h.components = append(h.components, ctrl, hook)
 	chart := lab.RenderChart(t, "strata", "strata-system")

@@ -11,9 +11,15 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/internal/controlplane"
+	"github.com/strata-dev/strata/internal/lab"
 	"github.com/strata-dev/strata/internal/testutil"
 	"github.com/strata-dev/strata/internal/testutil/proc"
 )
@@ -78,4 +84,31 @@ func installCRDs(ctx context.Context, t testing.TB, cfg *rest.Config, bin string
 	if err := controlplane.InstallMissing(ctx, cfg, []string{filepath.Join(filepath.Dir(bin), "crds")}); err != nil {
 		t.Fatalf("%s's CRDs: %v", filepath.Base(bin), err)
 	}
+}
+
+// serviceAccountKubeconfig writes a kubeconfig with a token of the ServiceAccount
+// namespace/name, bound to cluster-admin: for the operators written in Java, whose Kubernetes
+// client (fabric8) cannot read the client key of envtest's admin kubeconfig ("Invalid DER:
+// object is not integer"), and which authenticate with their pod's token in a cluster. Their
+// charts' RBAC is not what the harness tests.
+func serviceAccountKubeconfig(ctx context.Context, t testing.TB, dir string, cfg *rest.Config, c client.Client, namespace, name string) string {
+	t.Helper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name + "-harness"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}}}
+	for _, o := range []client.Object{sa, binding} {
+		if err := c.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name+".kubeconfig")
+	if err := lab.WriteKubeconfig(ctx, cs, cfg, sa.Namespace, sa.Name, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

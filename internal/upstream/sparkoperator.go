@@ -11,14 +11,11 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/strata-dev/strata/internal/lab"
 	"github.com/strata-dev/strata/internal/testutil"
 	"github.com/strata-dev/strata/internal/testutil/proc"
 )
@@ -74,7 +71,7 @@ func startSparkOperator(ctx context.Context, t testing.TB, dir, kubeconfig strin
 	// spark-submit uses (fabric8 7.1) cannot read the client key of envtest's admin kubeconfig
 	// ("Invalid DER: object is not integer"), and in a cluster it authenticates with the pod's
 	// token. Bound to cluster-admin here: its chart's RBAC is not what is under test.
-	kubeconfig = sparkOperatorKubeconfig(ctx, t, dir, cfg, c)
+	kubeconfig = serviceAccountKubeconfig(ctx, t, dir, cfg, c, SparkOperatorNamespace, "spark-operator")
 	namespaces := flag("namespaces", strings.Join(jobNamespaces, ","))
 	env := []string{"KUBECONFIG=" + kubeconfig, "SPARK_HOME=" + home,
 		// What a pod gets for the API server's Service; the controller builds spark-submit's
@@ -171,27 +168,3 @@ if ! [[ $LAUNCHER_EXIT_CODE =~ ^[0-9]+$ ]]; then echo "${CMD[@]}" | head -n-1 1>
 if [ "$LAUNCHER_EXIT_CODE" != 0 ]; then exit "$LAUNCHER_EXIT_CODE"; fi
 exec "${CMD[@]:0:$LAST}"
 `
-
-// sparkOperatorKubeconfig writes a kubeconfig with a token of the spark-operator ServiceAccount,
-// bound to cluster-admin.
-func sparkOperatorKubeconfig(ctx context.Context, t testing.TB, dir string, cfg *rest.Config, c client.Client) string {
-	t.Helper()
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: SparkOperatorNamespace, Name: "spark-operator"}}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "spark-operator-harness"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}}}
-	for _, o := range []client.Object{sa, binding} {
-		if err := c.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
-			t.Fatal(err)
-		}
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "spark-operator.kubeconfig")
-	if err := lab.WriteKubeconfig(ctx, cs, cfg, sa.Namespace, sa.Name, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds Strimzi's cluster operator ($STRIMZI_VERSION in hack/versions.env) from its source into
+# bin/strimzi-$STRIMZI_VERSION, for the upstream harness (internal/upstream, docs/upstream.md):
+# the cluster operator is not published as a jar. About 12 minutes of Maven on two cores.
+#
+#   hack/strimzi.sh            clone the tag from GitHub (needs the internet) and build it
+#   STRIMZI_SRC=DIR hack/strimzi.sh   build the source tree in DIR (a checkout of the tag)
+#
+# Strimzi 1.2.0 needs Java 21 or newer ($STRIMZI_JAVA_HOME, default the Temurin 25 the project's
+# machines have) and these changes to build from Maven Central alone, none of which changes the
+# operator's code:
+#   - javac -proc:full (Java 23 and newer run annotation processors, Lombok here, only when
+#     asked), which needs maven-compiler-plugin 3.13.0;
+#   - Lombok 1.18.42 (1.18.32 crashes on Java 25 with "TypeTag :: UNKNOWN");
+#   - fabric8's openshift-client 7.7.0 (7.8.0's dependencies are not all on Maven Central);
+#   - cluster-operator's two test-only dependencies that are not on Maven Central dropped
+#     (strimzi-test-container, fault-injection-source-connector), tests not built.
+# Output: lib/ (the cluster operator's jar and its dependencies), crds/ (Strimzi's CRDs) and
+# deployment.yaml (the cluster operator's Deployment, whose environment the harness uses).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck disable=SC1091
+source <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$root/hack/versions.env")
+out="$root/bin/strimzi-$STRIMZI_VERSION"
+java_home=${STRIMZI_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+say() { printf '[strimzi] %s\n' "$*" >&2; }
+
+if [ -f "$out/.built" ]; then
+  echo "$out"
+  exit 0
+fi
+[ -x "$java_home/bin/java" ] || { say "no Java 21+ at $java_home: set STRIMZI_JAVA_HOME"; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+src=${STRIMZI_SRC:-}
+if [ -z "$src" ]; then
+  say "cloning strimzi-kafka-operator $STRIMZI_VERSION"
+  git clone -q --depth 1 --branch "$STRIMZI_VERSION" https://github.com/strimzi/strimzi-kafka-operator "$work/src"
+else
+  say "copying $src"
+  cp -r "$src" "$work/src"
+fi
+cd "$work/src"
+
+# The two test-only dependencies Maven Central does not have.
+python3 - <<'PY'
+import re
+p = 'cluster-operator/pom.xml'
+s = open(p).read()
+for art in ['strimzi-test-container', 'fault-injection-source-connector']:
+    s = re.sub(r'\s*<dependency>\s*<groupId>[^<]*</groupId>\s*<artifactId>' + art +
+               r'</artifactId>(\s*<scope>test</scope>)?\s*</dependency>', '', s)
+open(p, 'w').write(s)
+PY
+
+say "building the cluster operator with Maven (about 12 minutes)"
+export JAVA_HOME="$java_home" PATH="$java_home/bin:$PATH"
+mvn -B -ntp -q -pl cluster-operator -am \
+  -Dmaven.test.skip=true -DskipTests -Dspotbugs.skip=true -Dcheckstyle.skip=true \
+  -Dmaven.javadoc.skip=true -Djacoco.skip=true \
+  -Dmaven.compiler.version=3.13.0 -Dmaven.compiler.proc=full \
+  -Dlombok.version=1.18.42 -Dfabric8.openshift-client.version=7.7.0 \
+  package
+mvn -B -ntp -q -pl cluster-operator dependency:copy-dependencies \
+  -DincludeScope=runtime -DoutputDirectory="$work/lib" \
+  -Dlombok.version=1.18.42 -Dfabric8.openshift-client.version=7.7.0
+
+rm -rf "$out"
+mkdir -p "$out/lib" "$out/crds"
+cp "$work"/lib/*.jar "$out/lib/"
+cp cluster-operator/target/cluster-operator-"$STRIMZI_VERSION".jar "$out/lib/"
+cp packaging/install/cluster-operator/04*-Crd-*.yaml "$out/crds/"
+cp packaging/install/cluster-operator/060-Deployment-strimzi-cluster-operator.yaml "$out/deployment.yaml"
+touch "$out/.built"
+say "built into $out"
+echo "$out"

@@ -1,0 +1,80 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/testutil"
+)
+
+// TestStrimziRunsTheSample runs Strimzi's real cluster operator on the sample: it accepts the
+// Kafka and its node pools, makes a StrimziPodSet per pool and their pods, which the real
+// scheduler places by the pools' templates: the brokers and the controllers each on nodes of
+// their own, none on the tainted control-plane node, the brokers only where the tier's disks
+// are, each broker's log claim bound to one of Strata's local volumes on its node. No broker
+// process runs, so Strimzi stops short of a ready cluster (it cannot reach the brokers).
+func TestStrimziRunsTheSample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the upstream harness starts a control plane and seven controllers")
+	}
+	if StrimziBuild(t) == "" {
+		t.Skipf("no Strimzi build: Kafka's pods, spread and claims under Strimzi not checked (hack/strimzi.sh builds it from "+
+			"GitHub's source; or set %s)", EnvStrimzi)
+	}
+	tiers, p := Samples(t)
+	h := Start(t, Options{Fixtures: tiers})
+	ctx := context.Background()
+	if err := h.Client.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	nodes := map[string]corev1.Node{}
+	var list corev1.NodeList
+	if err := h.Client.List(ctx, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range list.Items {
+		nodes[n.Name] = n
+	}
+	for _, pool := range []string{"broker", "controller"} {
+		t.Run(pool, func(t *testing.T) {
+			sel := client.MatchingLabels{desired.StrimziClusterLabel: desired.KafkaName(p), desired.StrimziPoolLabel: pool}
+			var pods corev1.PodList
+			testutil.Eventually(t, upstreamWait, "Strimzi's "+pool+" pods Running", func() error {
+				if err := h.Client.List(ctx, &pods, client.InNamespace(p.Namespace), sel); err != nil {
+					return err
+				}
+				if len(pods.Items) == 0 {
+					return fmt.Errorf("no pods")
+				}
+				for _, pod := range pods.Items {
+					if pod.Status.Phase != corev1.PodRunning {
+						return fmt.Errorf("%s %s", pod.Name, scheduling(&pod))
+					}
+				}
+				return nil
+			})
+			seen := map[string]string{}
+			for _, pod := range pods.Items {
+				node := nodes[pod.Spec.NodeName]
+				if other, ok := seen[node.Name]; ok {
+					t.Errorf("%s and %s on node %s: one node's loss takes both", other, pod.Name, node.Name)
+				}
+				seen[node.Name] = pod.Name
+				if len(node.Spec.Taints) > 0 {
+					t.Errorf("%s on tainted node %s", pod.Name, node.Name)
+				}
+				if pool == "broker" && node.Labels[NVMeLabel] != "true" {
+					t.Errorf("broker %s on node %s, which has no NVMe disks", pod.Name, node.Name)
+				}
+			}
+			t.Logf("%s pods on nodes %v", pool, seen)
+		})
+	}
+	t.Run("Conditions", func(t *testing.T) { checkConditions(ctx, t, h, p) })
+	h.Alive(t)
+}
