@@ -13,8 +13,10 @@
 #     asked), which needs maven-compiler-plugin 3.13.0;
 #   - Lombok 1.18.42 (1.18.32 crashes on Java 25 with "TypeTag :: UNKNOWN");
 #   - fabric8's openshift-client 7.7.0 (7.8.0's dependencies are not all on Maven Central);
-#   - cluster-operator's two test-only dependencies that are not on Maven Central dropped
-#     (strimzi-test-container, fault-injection-source-connector), tests not built.
+#   - fabric8's openshift-model and openshift-client-api at that version too;
+#   - cluster-operator's test-only dependencies dropped (strimzi-test-container and
+#     fault-injection-source-connector are not on Maven Central; operator-common's test jar is
+#     not built), tests not built.
 # Output: lib/ (the cluster operator's jar and its dependencies), crds/ (Strimzi's CRDs) and
 # deployment.yaml (the cluster operator's Deployment, whose environment the harness uses).
 set -euo pipefail
@@ -44,7 +46,9 @@ else
 fi
 cd "$work/src"
 
-# The two test-only dependencies Maven Central does not have.
+# The test-only dependencies Maven Central does not have (or that tests not built do not make),
+# and openshift-model and openshift-client-api at openshift-client's version (the root pom
+# gives them the Kubernetes client's 7.8.0).
 python3 - <<'PY'
 import re
 p = 'cluster-operator/pom.xml'
@@ -52,6 +56,14 @@ s = open(p).read()
 for art in ['strimzi-test-container', 'fault-injection-source-connector']:
     s = re.sub(r'\s*<dependency>\s*<groupId>[^<]*</groupId>\s*<artifactId>' + art +
                r'</artifactId>(\s*<scope>test</scope>)?\s*</dependency>', '', s)
+s = re.sub(r'\s*<dependency>\s*<groupId>io.strimzi</groupId>\s*<artifactId>operator-common</artifactId>\s*'
+           r'<classifier>tests</classifier>\s*<type>test-jar</type>\s*<scope>test</scope>\s*</dependency>', '', s)
+open(p, 'w').write(s)
+p = 'pom.xml'
+s = open(p).read()
+for art in ['openshift-model', 'openshift-client-api']:
+    s = re.sub(r'(<artifactId>' + art + r'</artifactId>\s*<version>)\$\{[^}]*\}(</version>)',
+               r'\g<1>${fabric8.openshift-client.version}\2', s)
 open(p, 'w').write(s)
 PY
 

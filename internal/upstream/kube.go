@@ -17,35 +17,36 @@ import (
 // the API server's (envtest writes the pair to its certificate directory).
 func startControllerManager(t testing.TB, dir, kubeconfig, certDir, caFile string) *proc.Process {
 	t.Helper()
-	return run(t, dir, "kube-controller-manager", nil, tool(t, "kube-controller-manager"),
-		flag("kubeconfig", kubeconfig),
-		flag("authentication-kubeconfig", kubeconfig),
-		flag("authorization-kubeconfig", kubeconfig),
-		flag("leader-elect", "false"),
-		flag("bind-address", "127.0.0.1"),
-		flag("secure-port", testutil.FreePortNumber(t)),
+	args := append(componentFlags(t, kubeconfig),
 		flag("controllers", "*"),
 		flag("use-service-account-credentials", "false"),
 		flag("service-account-private-key-file", filepath.Join(certDir, "sa-signer.key")),
 		flag("root-ca-file", caFile),
 		// No cloud: nodes carry their own topology labels.
 		flag("cloud-provider", "external"),
-		flag("concurrent-statefulset-syncs", "5"),
-	)
+		flag("concurrent-statefulset-syncs", "5"))
+	return run(t, dir, "kube-controller-manager", nil, append([]string{tool(t, "kube-controller-manager")}, args...)...)
 }
 
 // startScheduler runs kube-scheduler with its default profile: spread, affinity, taints and
 // volume binding decide where pods go, as in a cluster.
 func startScheduler(t testing.TB, dir, kubeconfig string) *proc.Process {
 	t.Helper()
-	return run(t, dir, "kube-scheduler", nil, tool(t, "kube-scheduler"),
+	return run(t, dir, "kube-scheduler", nil, append([]string{tool(t, "kube-scheduler")}, componentFlags(t, kubeconfig)...)...)
+}
+
+// componentFlags are what kube-controller-manager and kube-scheduler share: the admin
+// kubeconfig for everything, no leader election (one of each runs), and a secure port of their
+// own on loopback.
+func componentFlags(t testing.TB, kubeconfig string) []string {
+	return []string{
 		flag("kubeconfig", kubeconfig),
 		flag("authentication-kubeconfig", kubeconfig),
 		flag("authorization-kubeconfig", kubeconfig),
 		flag("leader-elect", "false"),
 		flag("bind-address", "127.0.0.1"),
 		flag("secure-port", testutil.FreePortNumber(t)),
-	)
+	}
 }
 
 // KWOKNodeLabel selects the nodes KWOK manages: every node the harness makes.

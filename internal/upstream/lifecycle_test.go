@@ -102,8 +102,8 @@ func TestLifecycleOnRealControllers(t *testing.T) {
 			t.Fatal(err)
 		}
 		testutil.Eventually(t, upstreamWait, "everything of the pipeline gone, its local volumes Available", func() error {
-			if err := h.Client.Get(ctx, client.ObjectKeyFromObject(drop), &v1alpha1.AnalyticsPipeline{}); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("the pipeline is still there (%v)", err)
+			if err := gone(ctx, h, drop); err != nil {
+				return err
 			}
 			for _, list := range []client.ObjectList{&corev1.PodList{}, &corev1.PersistentVolumeClaimList{}, &appsv1.StatefulSetList{}} {
 				if err := h.Client.List(ctx, list, client.InNamespace(drop.Namespace)); err != nil {
@@ -123,8 +123,8 @@ func TestLifecycleOnRealControllers(t *testing.T) {
 			t.Fatal(err)
 		}
 		testutil.Eventually(t, upstreamWait, "the pipeline and its Elasticsearch gone, the data claims kept", func() error {
-			if err := h.Client.Get(ctx, client.ObjectKeyFromObject(keep), &v1alpha1.AnalyticsPipeline{}); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("the pipeline is still there (%v)", err)
+			if err := gone(ctx, h, keep); err != nil {
+				return err
 			}
 			var sets appsv1.StatefulSetList
 			if err := h.Client.List(ctx, &sets, client.InNamespace(keep.Namespace)); err != nil {
@@ -154,6 +154,14 @@ func TestLifecycleOnRealControllers(t *testing.T) {
 		}
 	})
 	h.Alive(t)
+}
+
+// gone is nil once p is deleted (its finalizer done).
+func gone(ctx context.Context, h *Cluster, p *v1alpha1.AnalyticsPipeline) error {
+	if err := h.Client.Get(ctx, client.ObjectKeyFromObject(p), &v1alpha1.AnalyticsPipeline{}); !apierrors.IsNotFound(err) {
+		return fmt.Errorf("pipeline %s/%s is still there (%v)", p.Namespace, p.Name, err)
+	}
+	return nil
 }
 
 // driverUID is the UID of p's driver pod, empty when there is none.
