@@ -19,6 +19,8 @@
 #     not built), tests not built.
 # Output: lib/ (the cluster operator's jar and its dependencies), crds/ (Strimzi's CRDs) and
 # deployment.yaml (the cluster operator's Deployment, whose environment the harness uses).
+# Installs Strimzi's own modules it builds (io.strimzi:*:$STRIMZI_VERSION) into the local Maven
+# repository: the configuration model generator resolves config-model from there.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -69,15 +71,28 @@ PY
 
 say "building the cluster operator with Maven (about 12 minutes)"
 export JAVA_HOME="$java_home" PATH="$java_home/bin:$PATH"
-mvn -B -ntp -q -pl cluster-operator -am \
-  -Dmaven.test.skip=true -DskipTests -Dspotbugs.skip=true -Dcheckstyle.skip=true \
-  -Dmaven.javadoc.skip=true -Djacoco.skip=true \
-  -Dmaven.compiler.version=3.13.0 -Dmaven.compiler.proc=full \
-  -Dlombok.version=1.18.42 -Dfabric8.openshift-client.version=7.7.0 \
-  package
-mvn -B -ntp -q -pl cluster-operator dependency:copy-dependencies \
-  -DincludeScope=runtime -DoutputDirectory="$work/lib" \
-  -Dlombok.version=1.18.42 -Dfabric8.openshift-client.version=7.7.0
+flags=(-B -ntp -q -Dmaven.test.skip=true -DskipTests -Dspotbugs.skip=true -Dcheckstyle.skip=true
+  -Dmaven.javadoc.skip=true -Djacoco.skip=true -Dmdep.analyze.skip=true
+  -Dmaven.compiler.version=3.13.0 -Dmaven.compiler.proc=full
+  -Dlombok.version=1.18.42 -Dfabric8.openshift-client.version=7.7.0)
+# The Kafka configuration models the operator validates a Kafka's config against, one per
+# supported Kafka version (kafka-versions.yaml), generated from each version's own jars as
+# Strimzi's config-model-generator/build-config-models.sh does; the generator needs config-model
+# in the local Maven repository.
+mvn "${flags[@]}" -pl config-model -am install
+python3 -c '
+import yaml
+for e in yaml.safe_load(open("kafka-versions.yaml")):
+    if e.get("supported"):
+        print(e["version"], e.get("maven-version", e["version"]))
+' | while read -r version maven; do
+  say "Kafka $version's configuration model"
+  (cd config-model-generator && mvn "${flags[@]}" verify exec:java -Pgenerate-model \
+    -Dkafka-metadata-version="$maven" \
+    -Dconfig-model-file="../cluster-operator/src/main/resources/kafka-$version-config-model.json")
+done
+mvn "${flags[@]}" -pl cluster-operator -am -DincludeScope=runtime -DoutputDirectory="$work/lib" \
+  package dependency:copy-dependencies
 
 rm -rf "$out"
 mkdir -p "$out/lib" "$out/crds"

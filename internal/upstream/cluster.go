@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/strata-dev/strata/internal/lab"
 	"github.com/strata-dev/strata/internal/testutil"
@@ -54,6 +56,9 @@ type Options struct {
 // Everything stops when the test ends.
 func Start(t testing.TB, opts Options) *Cluster {
 	t.Helper()
+	// envtest's CRD installer logs through controller-runtime's logger, which complains when
+	// nothing was set; the components' own logs are what a failure needs.
+	logf.SetLogger(logr.Discard())
 	if len(opts.Nodes) == 0 {
 		opts.Nodes = DefaultNodes()
 	}

@@ -16,7 +16,7 @@ import (
 // Kafka and its node pools, makes a StrimziPodSet per pool and their pods, which the real
 // scheduler places by the pools' templates: the brokers and the controllers each on nodes of
 // their own, none on the tainted control-plane node, the brokers only where the tier's disks
-// are, each broker's log claim bound to one of Strata's local volumes on its node. No broker
+// are, each pod's claims bound on its node (the brokers' logs to Strata's local volumes). No broker
 // process runs, so Strimzi stops short of a ready cluster (it cannot reach the brokers).
 func TestStrimziRunsTheSample(t *testing.T) {
 	if testing.Short() {
@@ -40,7 +40,7 @@ func TestStrimziRunsTheSample(t *testing.T) {
 	for _, n := range list.Items {
 		nodes[n.Name] = n
 	}
-	for _, pool := range []string{"broker", "controller"} {
+	for _, pool := range []string{desired.BrokerPoolName(p), desired.ControllerPoolName(p)} {
 		t.Run(pool, func(t *testing.T) {
 			sel := client.MatchingLabels{desired.StrimziClusterLabel: desired.KafkaName(p), desired.StrimziPoolLabel: pool}
 			var pods corev1.PodList
@@ -68,11 +68,12 @@ func TestStrimziRunsTheSample(t *testing.T) {
 				if len(node.Spec.Taints) > 0 {
 					t.Errorf("%s on tainted node %s", pod.Name, node.Name)
 				}
-				if pool == "broker" && node.Labels[NVMeLabel] != "true" {
+				if pool == desired.BrokerPoolName(p) && node.Labels[NVMeLabel] != "true" {
 					t.Errorf("broker %s on node %s, which has no NVMe disks", pod.Name, node.Name)
 				}
 			}
 			t.Logf("%s pods on nodes %v", pool, seen)
+			checkClaims(ctx, t, h, p.Namespace, pods.Items)
 		})
 	}
 	t.Run("Conditions", func(t *testing.T) { checkConditions(ctx, t, h, p) })

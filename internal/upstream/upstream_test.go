@@ -89,7 +89,12 @@ func checkElasticsearch(ctx context.Context, t *testing.T, h *Cluster, ns, es st
 			t.Errorf("%d masters on node %s: losing it loses the quorum", n, node)
 		}
 	}
-	for _, pod := range pods.Items {
+	checkClaims(ctx, t, h, ns, pods.Items)
+}
+
+// checkClaims checks that every claim of pods is bound to a volume on the pod's node.
+func checkClaims(ctx context.Context, t *testing.T, h *Cluster, ns string, pods []corev1.Pod) {
+	for _, pod := range pods {
 		for _, v := range pod.Spec.Volumes {
 			if v.PersistentVolumeClaim == nil {
 				continue
