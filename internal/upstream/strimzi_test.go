@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/testutil"
 )
@@ -77,5 +79,40 @@ func TestStrimziRunsTheSample(t *testing.T) {
 		})
 	}
 	t.Run("Conditions", func(t *testing.T) { checkConditions(ctx, t, h, p) })
+	t.Run("a broker added", func(t *testing.T) {
+		got := &v1alpha1.AnalyticsPipeline{}
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"workload":{"messagesPerSecond":14000}}}`))
+		if err := h.Client.Patch(ctx, &v1alpha1.AnalyticsPipeline{ObjectMeta: p.ObjectMeta}, patch); err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, upstreamWait, "the plan for 14000 msgs/s", func() error {
+			if err := h.Client.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
+				return err
+			}
+			if got.Status.ObservedGeneration != got.Generation || got.Status.Plan == nil {
+				return fmt.Errorf("generation %d observed %d", got.Generation, got.Status.ObservedGeneration)
+			}
+			return nil
+		})
+		want := int(got.Status.Plan.Brokers)
+		t.Logf("brokers planned: %d", want)
+		sel := client.MatchingLabels{desired.StrimziClusterLabel: desired.KafkaName(p), desired.StrimziPoolLabel: desired.BrokerPoolName(p)}
+		testutil.Eventually(t, upstreamWait, fmt.Sprintf("Strimzi's %d broker pods Running", want), func() error {
+			var pods corev1.PodList
+			if err := h.Client.List(ctx, &pods, client.InNamespace(p.Namespace), sel); err != nil {
+				return err
+			}
+			running := 0
+			for _, pod := range pods.Items {
+				if pod.Status.Phase == corev1.PodRunning {
+					running++
+				}
+			}
+			if running != want {
+				return fmt.Errorf("%d of %d brokers Running", running, want)
+			}
+			return nil
+		})
+	})
 	h.Alive(t)
 }
