@@ -22,7 +22,13 @@ import (
 //     not whole local disks, size buys bandwidth: the plan claims the smallest whole number of
 //     GiB that sustains the rate, never less than the spec asks for. Growing a claim is cheaper
 //     than adding executors, which cost CPU and memory; the claim, its cost and the
-//     SparkApplication's on-demand claims (internal/desired, ShuffleVolumes) follow the plan;
+//     SparkApplication's on-demand claims (internal/desired, ShuffleVolumes) follow the plan.
+//     The claim also sustains what the executor writes at its processing rate
+//     (spec.spark.messagesPerSecondPerExecutor, which the autoscaler replaces by the measured
+//     one): sized for the planned rate alone, a claim would shrink as executors are added, each
+//     writing less of it, and the stage's capacity would stay where it was — the autoscaler,
+//     adding executors for a load above the spec's, would never relieve it. So a volume keeps
+//     up with its executor, and SparkShuffleDisk carries at least what SparkProcessing does;
 //   - where no volume of the tier sustains it (a local disk, a tier that does not scale, the
 //     ceiling), more executors do, each writing less: the executor count covers the volumes as
 //     the broker count covers the log volumes, and past spec.spark.executors.max the
@@ -166,13 +172,18 @@ func (v executorVolume) tierField() string {
 }
 
 // size grows the executors' claims where size buys bandwidth, so that each volume sustains the
-// executor's writes (write per role) within the target, or as much as a volume can. It records
-// each role's share of what its volume sustains and returns the smallest share.
-func (d shuffleDisks) size(ps []placement, write *big.Rat, target int32) *big.Rat {
+// executor's writes at the planned rate (write per role) within the target, and what it writes
+// at its processing rate (atCapacity per role), or as much as a volume can. It records each
+// role's share of what its volume sustains and returns the smallest share.
+func (d shuffleDisks) size(ps []placement, write, atCapacity *big.Rat, target int32) *big.Rat {
 	var least *big.Rat
 	for _, v := range d.vols {
 		size := v.size
-		if need := v.needs(write, target); v.scales() && bandwidthOf(v.tier, size, true).Cmp(need) < 0 {
+		need := v.needs(write, target)
+		if c := mul(atCapacity, ratInt(int64(len(v.roles)))); c.Cmp(need) > 0 {
+			need = c
+		}
+		if v.scales() && bandwidthOf(v.tier, size, true).Cmp(need) < 0 {
 			size = v.grownTo(minRat(need, v.most()))
 			// The last role (the shuffle data, when the two share a volume) takes the growth:
 			// final shuffle files are the larger share (docs/studies.md §1.3). Whole bytes, up.
@@ -202,4 +213,10 @@ func (v executorVolume) grownTo(rate *big.Rat) *big.Rat {
 		return v.size
 	}
 	return size
+}
+
+// executorWriteAtCapacity is what one executor writes to each shuffle volume when it processes
+// perExecutor records of ingest per second: it reads C/I bytes of the topic per ingested byte.
+func executorWriteAtCapacity(w workload, perExecutor int64) *big.Rat {
+	return quo(mul(ratInt(perExecutor), ratInt(w.messageBytes), w.consume), w.ingest)
 }

@@ -22,8 +22,10 @@ func slowHDD(opts ...gen.TierOption) v1alpha1.StorageTier {
 
 // The executors' shuffle volumes against what they write. The example's four executors each
 // read, and so write to each shuffle volume, 90.28 MB/s / 4 = 22.57 MB/s; at the 80 % target a
-// volume must sustain 28.2125 MB/s. An st1 volume sustains 40 MB/s per TiB, so 125Gi gives 4.88
-// MB/s and 28.2125 MB/s needs 0.7053 TiB: 722.24 GiB, claimed as 723Gi (28.24 MB/s).
+// volume must sustain 28.2125 MB/s. At its processing rate (4,000 records/s of 9,028 B) an
+// executor writes 36.112 MB/s, which its volumes sustain too, so that they keep up with it when
+// the autoscaler adds executors. An st1 volume sustains 40 MB/s per TiB, so 125Gi gives 4.88
+// MB/s and 36.112 MB/s needs 0.9028 TiB: 924.47 GiB, claimed as 925Gi (36.13 MB/s).
 func TestShuffleVolumesSustainTheExecutorsWrites(t *testing.T) {
 	cases := []struct {
 		name                  string
@@ -38,14 +40,14 @@ func TestShuffleVolumesSustainTheExecutorsWrites(t *testing.T) {
 		name:   "st1 at its 125Gi minimum is sized up to sustain the writes",
 		change: func(s *v1alpha1.AnalyticsPipelineSpec) { s.Spark.Shuffle.DataSize = ptrQ("125Gi") },
 		tiers:  realTiers(100),
-		spill:  "20Gi", data: "723Gi", executors: 4,
-		sustained: 28242187,                      // 40 MB/s × 723/1024
-		dataCost:  "156.17", spillCost: "345.60", // 723 × 4 × 0.054; four whole 400Gi NVMe disks
+		spill:  "20Gi", data: "925Gi", executors: 4,
+		sustained: 36132812,                      // 40 MB/s × 925/1024
+		dataCost:  "199.80", spillCost: "345.60", // 925 × 4 × 0.054; four whole 400Gi NVMe disks
 	}, {
 		name:  "a claim below st1's minimum is sized up past it",
 		tiers: realTiers(100),
-		spill: "20Gi", data: "723Gi", executors: 4, sustained: 28242187,
-		dataCost: "156.17", spillCost: "345.60",
+		spill: "20Gi", data: "925Gi", executors: 4, sustained: 36132812,
+		dataCost: "199.80", spillCost: "345.60",
 	}, {
 		name:   "a claim larger than needed is kept",
 		change: func(s *v1alpha1.AnalyticsPipelineSpec) { s.Spark.Shuffle.DataSize = ptrQ("1Ti") },
@@ -58,7 +60,8 @@ func TestShuffleVolumesSustainTheExecutorsWrites(t *testing.T) {
 			s.Workload = v1alpha1.WorkloadSpec{MessagesPerSecond: 1000, MessageBytes: 1000, Producers: 1}
 		},
 		tiers: realTiers(100),
-		// 2 executors write 0.5 MB/s each, which 125Gi (4.88 MB/s) sustains.
+		// 2 executors write 0.5 MB/s each, 4 MB/s at their processing rate, which 125Gi (4.88
+		// MB/s) sustains.
 		spill: "20Gi", data: "125Gi", executors: 2, sustained: 4882812,
 		dataCost: "13.50", spillCost: "172.80",
 	}, {
@@ -72,10 +75,11 @@ func TestShuffleVolumesSustainTheExecutorsWrites(t *testing.T) {
 			s.Spark.Shuffle.SpillTier, s.Spark.Shuffle.DataTier = "hdd-st1", "hdd-st1"
 		},
 		tiers: realTiers(100),
-		// One volume takes 2 × 22.57 MB/s: 56.425 MB/s at 80 %, 1444.48 GiB, so 1445Gi of which
-		// the spill keeps its 125Gi and the shuffle data takes 1320Gi; each role gets half.
-		spill: "125Gi", data: "1320Gi", executors: 4, sustained: 28222656,
-		dataCost: "285.12", spillCost: "27.00",
+		// One volume takes 2 × 22.57 MB/s (56.425 MB/s at 80 %), 2 × 36.112 MB/s at the
+		// executor's processing rate: 1848.93 GiB, so 1849Gi of which the spill keeps its 125Gi
+		// and the shuffle data takes 1724Gi; each role gets half.
+		spill: "125Gi", data: "1724Gi", executors: 4, sustained: 36113281,
+		dataCost: "372.38", spillCost: "27.00",
 	}, {
 		name: "a non-scaling tier too slow gets more executors",
 		change: func(s *v1alpha1.AnalyticsPipelineSpec) {
@@ -161,21 +165,27 @@ func TestShuffleVolumesSustainTheExecutorsWrites(t *testing.T) {
 	}
 }
 
-// The sample's plan: 723Gi of st1 per executor, and the SparkShuffleDisk stage carries the
-// workload within the target (79.9 % of 12,513 records/s).
+// The sample's plan: 925Gi of st1 per executor, and the SparkShuffleDisk stage carries at least
+// what SparkProcessing does (4 × 4,000 records/s).
 func TestShuffleDiskStage(t *testing.T) {
 	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Elasticsearch.Storage.Size = q("400Gi")
 	p := mustCompute(t, in, realTiers(100))
-	// 28,242,187.5 B/s × 4 executors × 10,000 records/s ÷ 90.28 MB/s.
-	if got := stageCap(t, p, v1alpha1.StageSparkShuffleDisk); got != 12513 {
-		t.Errorf("SparkShuffleDisk = %d msgs/s, want 12513", got)
+	// 36,132,812.5 B/s × 4 executors × 10,000 records/s ÷ 90.28 MB/s.
+	if got := stageCap(t, p, v1alpha1.StageSparkShuffleDisk); got != 16009 {
+		t.Errorf("SparkShuffleDisk = %d msgs/s, want 16009", got)
 	}
-	if p.MaxMessagesPerSecond != 12513 || p.Bottleneck != v1alpha1.BottleneckNone {
-		t.Errorf("max %d, bottleneck %s; want 12513, None", p.MaxMessagesPerSecond, p.Bottleneck)
+	if p.MaxMessagesPerSecond != 16000 || p.Bottleneck != v1alpha1.BottleneckNone {
+		t.Errorf("max %d, bottleneck %s; want SparkProcessing's 16000, None", p.MaxMessagesPerSecond, p.Bottleneck)
 	}
 	if got := stageCap(t, mustCompute(t, in, gen.APITiers()), v1alpha1.StageSparkShuffleDisk); got != 221533 {
 		t.Errorf("SparkShuffleDisk on 500 MB/s volumes = %d msgs/s, want 221533", got)
+	}
+	// More executors (the autoscaler raising executors.min) carry more: the claims do not
+	// shrink with each executor's share of the planned rate.
+	in.Spec.Spark.Executors.Min = 8
+	if got := stageCap(t, mustCompute(t, in, realTiers(100)), v1alpha1.StageSparkShuffleDisk); got != 32018 {
+		t.Errorf("SparkShuffleDisk with 8 executors = %d msgs/s, want 32018", got)
 	}
 }
 
@@ -225,8 +235,8 @@ func shuffleDiskProblem(s v1alpha1.AnalyticsPipelineSpec, p v1alpha1.Plan) strin
 
 // Over random pipelines with random shuffle placements on the real tiers (st1's bandwidth scales
 // with size), every plan keeps its invariants, the shuffle checks among them, and a claim the
-// plan sized up is the smallest whole number of GiB that sustains the writes (or reaches the
-// ceiling).
+// plan sized up is the smallest whole number of GiB that sustains the writes, at the planned
+// rate within the target and at the executor's processing rate (or reaches the ceiling).
 func TestPropertyShuffleVolumesSustainTheirWrites(t *testing.T) {
 	rng := rand.New(rand.NewSource(29))
 	tierNames := []string{"nvme-local", "hdd-st1"}
@@ -260,6 +270,13 @@ func TestPropertyShuffleVolumesSustainTheirWrites(t *testing.T) {
 		less.Mul(less, big.NewRat(40_000_000, 1))
 		// The write rate is floored: one byte more bounds it.
 		need := new(big.Rat).SetFrac64((data.WriteBytesPerSecond+1)*100, int64(in.Spec.Network.TargetUtilizationPercent))
+		w := plan.Defaults(in).Spec.Workload
+		atCapacity := new(big.Rat).SetFrac(
+			new(big.Int).Mul(big.NewInt(in.Spec.Spark.MessagesPerSecondPerExecutor*w.MessageBytes), big.NewInt(w.ConsumerMessagesPerSecond)),
+			big.NewInt(w.MessagesPerSecond))
+		if atCapacity.Cmp(need) > 0 {
+			need = atCapacity
+		}
 		if less.Cmp(need) >= 0 && less.Cmp(big.NewRat(500_000_000, 1)) < 0 {
 			t.Fatalf("shuffle data claimed %s for %d B/s: one GiB less sustains it", data.SizePerReplica.String(), data.WriteBytesPerSecond)
 		}
