@@ -100,9 +100,11 @@ func sustained(r v1alpha1.StoragePlacement) string {
 
 // writeSizedForBandwidth says why an executor's claim is larger than the spec asks (and than
 // its tier's minVolumeSize): on a tier whose bandwidth grows with size, the plan claims the
-// smallest volume that sustains the executor's writes (internal/plan, shuffledisk.go).
+// smallest volume that sustains what the executor writes at its processing rate and, within the
+// target, at the planned rate (internal/plan, shuffledisk.go).
 func writeSizedForBandwidth(t *tableWriter, s v1alpha1.AnalyticsPipelineSpec, tiers []v1alpha1.StorageTier, pl v1alpha1.Plan) {
 	sh := s.Spark.Shuffle
+	target := int64(s.Network.TargetUtilizationPercent)
 	for _, r := range pl.Storage {
 		spec, field := sh.SpillSize, "spec.spark.shuffle.spillSize"
 		switch r.Role {
@@ -120,24 +122,30 @@ func writeSizedForBandwidth(t *tableWriter, s v1alpha1.AnalyticsPipelineSpec, ti
 			(tier.Spec.MinVolumeSize != nil && r.SizePerReplica.Cmp(*tier.Spec.MinVolumeSize) <= 0) {
 			continue
 		}
-		writes, volume := rate(r.WriteBytesPerSecond)+" each executor writes", "this is the smallest"
+		// What an executor writes at its processing rate: it reads C/I bytes per ingested byte.
+		atCapacity := int64(float64(s.Spark.MessagesPerSecondPerExecutor) * float64(s.Workload.MessageBytes) *
+			float64(s.Workload.ConsumerMessagesPerSecond) / float64(s.Workload.MessagesPerSecond))
+		this, twice := "This", ""
 		if sh.DataTier == sh.SpillTier || sh.DataTier == "" {
-			writes = "2 x " + writes + " (spill and shuffle data share the volume)"
-			volume = "with the spill claim on the same volume this is the smallest"
+			this, twice = "With the spill claim on the same volume, this", "twice "
 		}
-		per := rate(tier.Spec.ThroughputPerTiB.WriteBytesPerSecond.Value())
-		if r.WriteBytesPerSecond*100 > r.SustainedWriteBytesPerSecond*int64(s.Network.TargetUtilizationPercent) {
-			// Sized up to the most a volume sustains, and still short: Why says what to do.
-			t.wrapped("", "", fmt.Sprintf("%s claims %s, not the %s of %s: a %s volume sustains %s per TiB of its size "+
-				"up to %s, which this reaches, short of the %s.",
-				r.Role, r.SizePerReplica.String(), spec.String(), field, r.Tier, per,
-				rate(tier.Spec.WriteBytesPerSecond.Value()), writes))
-			continue
+		head := fmt.Sprintf("%s claims %s, not the %s of %s: a volume of %s sustains %s per TiB of its size, up to %s. ",
+			r.Role, r.SizePerReplica.String(), spec.String(), field, r.Tier,
+			rate(tier.Spec.ThroughputPerTiB.WriteBytesPerSecond.Value()), rate(tier.Spec.WriteBytesPerSecond.Value()))
+		planned := fmt.Sprintf("%sthe %s an executor writes at the planned rate within %d%%", twice, rate(r.WriteBytesPerSecond), target)
+		processing := fmt.Sprintf("%sthe %s it writes at its processing rate (spec.spark.messagesPerSecondPerExecutor %d)",
+			twice, rate(atCapacity), s.Spark.MessagesPerSecondPerExecutor)
+		var why string
+		switch {
+		case r.WriteBytesPerSecond*100 > r.SustainedWriteBytesPerSecond*target:
+			why = fmt.Sprintf("%s reaches that ceiling, and cannot keep %s: see Why above.", this, planned)
+		case atCapacity > r.SustainedWriteBytesPerSecond+1:
+			why = fmt.Sprintf("%s reaches that ceiling: it keeps %s, but not %s.", this, planned, processing)
+		default:
+			why = fmt.Sprintf("%s is the smallest that keeps %s and sustains %s: the volume keeps up with its "+
+				"executor, also when the autoscaler adds executors.", this, planned, processing)
 		}
-		t.wrapped("", "", fmt.Sprintf("%s claims %s, not the %s of %s: a %s volume sustains %s per TiB of its size, "+
-			"and %s that keeps the %s within %d%% of what it sustains.",
-			r.Role, r.SizePerReplica.String(), spec.String(), field, r.Tier, per, volume, writes,
-			s.Network.TargetUtilizationPercent))
+		t.wrapped("", "", head+why)
 	}
 }
 
