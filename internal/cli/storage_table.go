@@ -122,9 +122,10 @@ func writeSizedForBandwidth(t *tableWriter, s v1alpha1.AnalyticsPipelineSpec, ti
 			(tier.Spec.MinVolumeSize != nil && r.SizePerReplica.Cmp(*tier.Spec.MinVolumeSize) <= 0) {
 			continue
 		}
-		// What an executor writes at its processing rate: it reads C/I bytes per ingested byte.
-		atCapacity := int64(float64(s.Spark.MessagesPerSecondPerExecutor) * float64(s.Workload.MessageBytes) *
-			float64(s.Workload.ConsumerMessagesPerSecond) / float64(s.Workload.MessagesPerSecond))
+		// What an executor writes at its processing rate: it reads C/I bytes per ingested byte,
+		// at most what its link carries.
+		atCapacity := min(int64(float64(s.Spark.MessagesPerSecondPerExecutor)*float64(s.Workload.MessageBytes)*
+			float64(s.Workload.ConsumerMessagesPerSecond)/float64(s.Workload.MessagesPerSecond)), pl.LinkUsableBytesPerSecond)
 		this, twice := "This", ""
 		if sh.DataTier == sh.SpillTier || sh.DataTier == "" {
 			this, twice = "With the spill claim on the same volume, this", "twice "
@@ -135,6 +136,9 @@ func writeSizedForBandwidth(t *tableWriter, s v1alpha1.AnalyticsPipelineSpec, ti
 		planned := fmt.Sprintf("%sthe %s an executor writes at the planned rate within %d%%", twice, rate(r.WriteBytesPerSecond), target)
 		processing := fmt.Sprintf("%sthe %s it writes at its processing rate (spec.spark.messagesPerSecondPerExecutor %d)",
 			twice, rate(atCapacity), s.Spark.MessagesPerSecondPerExecutor)
+		if atCapacity == pl.LinkUsableBytesPerSecond {
+			processing = fmt.Sprintf("%sthe %s it writes at its processing rate, all its link carries", twice, rate(atCapacity))
+		}
 		var why string
 		switch {
 		case r.WriteBytesPerSecond*100 > r.SustainedWriteBytesPerSecond*target:

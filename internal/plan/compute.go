@@ -83,7 +83,7 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 	// The executors' claims grow where size buys the bandwidth their writes need (shuffledisk.go),
 	// before anything sizes or prices them.
 	ps := placements(s, brokers.count, executors.count, dataNodes)
-	shuffleWrite := disks.size(ps, executors.receive, executorWriteAtCapacity(w, s.Spark.MessagesPerSecondPerExecutor), w.target)
+	shuffleWrite := disks.size(ps, executors.receive, executorWriteAtCapacity(w, link, s.Spark.MessagesPerSecondPerExecutor), w.target)
 
 	ss := stages(stageInputs{
 		w:            w,

@@ -25,7 +25,7 @@ import (
 //     SparkApplication's on-demand claims (internal/desired, ShuffleVolumes) follow the plan.
 //     The claim also sustains what the executor writes at its processing rate
 //     (spec.spark.messagesPerSecondPerExecutor, which the autoscaler replaces by the measured
-//     one): sized for the planned rate alone, a claim would shrink as executors are added, each
+//     one, at most its usable link rate): sized for the planned rate alone, a claim would shrink as executors are added, each
 //     writing less of it, and the stage's capacity would stay where it was — the autoscaler,
 //     adding executors for a load above the spec's, would never relieve it. So a volume keeps
 //     up with its executor, and SparkShuffleDisk carries at least what SparkProcessing does;
@@ -216,7 +216,10 @@ func (v executorVolume) grownTo(rate *big.Rat) *big.Rat {
 }
 
 // executorWriteAtCapacity is what one executor writes to each shuffle volume when it processes
-// perExecutor records of ingest per second: it reads C/I bytes of the topic per ingested byte.
-func executorWriteAtCapacity(w workload, perExecutor int64) *big.Rat {
-	return quo(mul(ratInt(perExecutor), ratInt(w.messageBytes), w.consume), w.ingest)
+// perExecutor records of ingest per second (it reads C/I bytes of the topic per ingested byte),
+// at most what its link carries: it writes what it reads, and it reads over its own link. The
+// cap keeps a rate given as "more than enough" (the e2e suite's 1,000,000 per executor) from
+// claiming volumes for bandwidth no executor could use.
+func executorWriteAtCapacity(w workload, link linkRates, perExecutor int64) *big.Rat {
+	return minRat(quo(mul(ratInt(perExecutor), ratInt(w.messageBytes), w.consume), w.ingest), link.usable)
 }

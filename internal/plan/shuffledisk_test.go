@@ -49,6 +49,16 @@ func TestShuffleVolumesSustainTheExecutorsWrites(t *testing.T) {
 		spill: "20Gi", data: "925Gi", executors: 4, sustained: 36132812,
 		dataCost: "199.80", spillCost: "345.60",
 	}, {
+		name: "an executor never writes more than its link carries",
+		change: func(s *v1alpha1.AnalyticsPipelineSpec) {
+			s.Spark.MessagesPerSecondPerExecutor = 1_000_000 // "more than enough", as the e2e suite says
+		},
+		tiers: realTiers(100),
+		// 2 executors; at its processing rate one would write 9 GB/s, but it reads (and so writes)
+		// at most its 112.5 MB/s usable link: 2880Gi exactly at 40 MB/s per TiB.
+		spill: "20Gi", data: "2880Gi", executors: 2, sustained: 112500000,
+		dataCost: "311.04", spillCost: "172.80",
+	}, {
 		name:   "a claim larger than needed is kept",
 		change: func(s *v1alpha1.AnalyticsPipelineSpec) { s.Spark.Shuffle.DataSize = ptrQ("1Ti") },
 		tiers:  realTiers(100),
@@ -274,6 +284,11 @@ func TestPropertyShuffleVolumesSustainTheirWrites(t *testing.T) {
 		atCapacity := new(big.Rat).SetFrac(
 			new(big.Int).Mul(big.NewInt(in.Spec.Spark.MessagesPerSecondPerExecutor*w.MessageBytes), big.NewInt(w.ConsumerMessagesPerSecond)),
 			big.NewInt(w.MessagesPerSecond))
+		// At most the executor's usable link: bits ÷ 8 × efficiency.
+		usable := new(big.Rat).SetFrac64(in.Spec.Network.LinkBitsPerSecond.Value()*int64(in.Spec.Network.EfficiencyPercent), 800)
+		if usable.Cmp(atCapacity) < 0 {
+			atCapacity = usable
+		}
 		if atCapacity.Cmp(need) > 0 {
 			need = atCapacity
 		}
