@@ -25,10 +25,11 @@ import (
 //     SparkApplication's on-demand claims (internal/desired, ShuffleVolumes) follow the plan.
 //     The claim also sustains what the executor writes at its processing rate
 //     (spec.spark.messagesPerSecondPerExecutor, which the autoscaler replaces by the measured
-//     one, at most its usable link rate): sized for the planned rate alone, a claim would shrink as executors are added, each
-//     writing less of it, and the stage's capacity would stay where it was — the autoscaler,
-//     adding executors for a load above the spec's, would never relieve it. So a volume keeps
-//     up with its executor, and SparkShuffleDisk carries at least what SparkProcessing does;
+//     one; at most its usable link rate): sized for the planned rate alone, a claim would
+//     shrink as executors are added, each writing less of it, and the stage's capacity would
+//     stay where it was — the autoscaler, adding executors for a load above the spec's, would
+//     never relieve it. So a volume keeps up with its executor, and SparkShuffleDisk carries at
+//     least what SparkProcessing does;
 //   - where no volume of the tier sustains it (a local disk, a tier that does not scale, the
 //     ceiling), more executors do, each writing less: the executor count covers the volumes as
 //     the broker count covers the log volumes, and past spec.spark.executors.max the
@@ -128,12 +129,14 @@ func (d shuffleDisks) executors() *big.Int {
 	return need
 }
 
-// explain adds a reason for every volume that no executor count up to max sustains.
+// explain adds a reason for every volume whose writes no executor count up to
+// spec.spark.executors.max keeps within the target: count executors (the maximum) then write
+// more to it than the target share of the most it sustains.
 func (d shuffleDisks) explain(w workload, sp v1alpha1.SparkSpec, count int32, why *reasons) {
-	max := big.NewInt(int64(sp.Executors.Max))
+	limit := big.NewInt(int64(sp.Executors.Max))
 	write := quo(w.consume, ratInt(int64(count)))
 	for i, v := range d.vols {
-		if d.need[i].Cmp(max) <= 0 {
+		if d.need[i].Cmp(limit) <= 0 {
 			continue
 		}
 		most := v.most()
@@ -164,6 +167,7 @@ func (v executorVolume) what() string {
 	return "the shuffle data volume (spec.spark.shuffle.dataTier, spec.spark.shuffle.dataSize)"
 }
 
+// tierField is the field that moves the volume to another tier.
 func (v executorVolume) tierField() string {
 	if len(v.roles) == 1 && v.roles[0] == dataPlacement {
 		return "spec.spark.shuffle.dataTier"
