@@ -123,7 +123,7 @@ type placement struct {
 	write     *big.Rat
 	retention int64
 	// sustained is this role's share of the write bandwidth its volume sustains; nil: the
-	// whole bandwidth of a volume of its own (shuffle.go sets it for the executors' roles).
+	// whole bandwidth of a volume of its own (shuffledisk.go sets it for the executors' roles).
 	sustained *big.Rat
 }
 
