@@ -67,7 +67,7 @@ func TestPipelineMetrics(t *testing.T) {
 		"strata_pipeline_replicas{Executors}":                                         float64(p.Status.Plan.Executors),
 		"strata_pipeline_stage_capacity_messages_per_second{SparkProcessing}":         16000,
 		"strata_pipeline_max_messages_per_second":                                     float64(p.Status.Plan.MaxMessagesPerSecond),
-		"strata_pipeline_storage_monthly_cost{" + v1alpha1.RoleSparkShuffleData + "}": 27, // 125Gi: st1's smallest volume
+		"strata_pipeline_storage_monthly_cost{" + v1alpha1.RoleSparkShuffleData + "}": 199.8, // 925Gi of st1: what sustains an executor's writes
 	} {
 		if v, ok := got[key]; !ok || v != want {
 			t.Errorf("%s = %v (present %v), want %v; have %v", key, v, ok, want, got)

@@ -6,11 +6,14 @@ import (
 
 // Stage names: the parts of a pipeline that can limit its throughput.
 const (
-	StageKafkaBrokerNetwork    = "KafkaBrokerNetwork"
-	StageKafkaDisk             = "KafkaDisk"
-	StageProducerNetwork       = "ProducerNetwork"
-	StageSparkProcessing       = "SparkProcessing"
-	StageSparkNetwork          = "SparkNetwork"
+	StageKafkaBrokerNetwork = "KafkaBrokerNetwork"
+	StageKafkaDisk          = "KafkaDisk"
+	StageProducerNetwork    = "ProducerNetwork"
+	StageSparkProcessing    = "SparkProcessing"
+	StageSparkNetwork       = "SparkNetwork"
+	// StageSparkShuffleDisk is the executors' spill and shuffle data volumes: each executor
+	// writes what it reads to them, within what a volume of their size sustains.
+	StageSparkShuffleDisk      = "SparkShuffleDisk"
 	StageElasticsearchIndexing = "ElasticsearchIndexing"
 	// BottleneckNone: every stage carries the workload within the target utilization.
 	BottleneckNone = "None"
@@ -121,7 +124,7 @@ type Plan struct {
 // StageCapacity is what one stage can carry.
 type StageCapacity struct {
 	// name is the stage: KafkaBrokerNetwork, KafkaDisk, ProducerNetwork, SparkProcessing,
-	// SparkNetwork or ElasticsearchIndexing.
+	// SparkNetwork, SparkShuffleDisk or ElasticsearchIndexing.
 	Name string `json:"name"`
 	// maxMessagesPerSecond is the stage's capacity in records per second at 100 % of its usable
 	// resources.
@@ -166,6 +169,13 @@ type StoragePlacement struct {
 	// writeBytesPerSecond is what one replica writes to its volume at the planned rate.
 	// +optional
 	WriteBytesPerSecond int64 `json:"writeBytesPerSecond,omitempty"`
+	// sustainedWriteBytesPerSecond is the write bandwidth one volume of volumeSize sustains: the
+	// tier's writeBytesPerSecond, or its throughputPerTiB baseline times the size up to that
+	// ceiling. Where spill and shuffle data share one volume (one tier), each role gets half.
+	// The plan keeps writeBytesPerSecond within the target utilization of it, and sizes spill
+	// and shuffle data claims up on tiers where size buys bandwidth.
+	// +optional
+	SustainedWriteBytesPerSecond int64 `json:"sustainedWriteBytesPerSecond,omitempty"`
 	// retentionSeconds is how long the role's data is kept at that rate: for KafkaLog and
 	// ElasticsearchData what the retention settings keep, for spill and shuffle data how long
 	// a volume takes to fill.

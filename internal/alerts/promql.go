@@ -207,7 +207,7 @@ func (s Scope) TierUsedRatio() string {
 // stageResource maps the stages to the resource that scales them.
 var stageResource = []struct{ stages, resource string }{
 	{"KafkaBrokerNetwork|KafkaDisk", "Brokers"},
-	{"SparkProcessing|SparkNetwork", "Executors"},
+	{"SparkProcessing|SparkNetwork|SparkShuffleDisk", "Executors"},
 	{"ElasticsearchIndexing", "ElasticsearchDataNodes"},
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"math/big"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -85,7 +84,7 @@ func writeTable(w io.Writer, p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.Sto
 	writeStages(t, s, pl)
 	writeMemory(t, s, pl)
 	writeResources(t, s, pl)
-	writeStorage(t, tiers, pl)
+	writeStorage(t, s, tiers, pl)
 	return t.err
 }
 
@@ -264,6 +263,11 @@ func remedies(stage string) []string {
 			"allow more executors (raise spec.spark.executors.max)",
 			"make each executor faster (more spec.spark.executors.cores, a leaner job), then measure and update spec.spark.messagesPerSecondPerExecutor",
 		}
+	case v1alpha1.StageSparkShuffleDisk:
+		return []string{
+			"put spec.spark.shuffle.dataTier or spillTier (the one Why names) on a tier with more write bandwidth, or one whose bandwidth grows with the volume's size (throughputPerTiB): the plan then claims a volume large enough",
+			"allow more executors (raise spec.spark.executors.max): each writes 1/E of the shuffle data",
+		}
 	case v1alpha1.StageElasticsearchIndexing:
 		return []string{
 			"allow more data nodes (raise spec.elasticsearch.dataNodes.max)",
@@ -316,80 +320,4 @@ func writeResources(t *tableWriter, s v1alpha1.AnalyticsPipelineSpec, pl v1alpha
 			r.Heap.String(), r.PageCache.String(), why[r.Role]))
 	}
 	t.columns(rows...)
-}
-
-func writeStorage(t *tableWriter, tiers []v1alpha1.StorageTier, pl v1alpha1.Plan) {
-	medium := map[string]string{}
-	for _, tr := range tiers {
-		medium[tr.Name] = string(tr.Spec.Medium)
-	}
-	t.printf("\nSTORAGE: monthly cost per role\n")
-	rows := []string{"ROLE\tTIER\tMEDIUM\tCLASS\tCLAIM\tVOLUME\tREPLICAS\tTOTAL SIZE\tWRITE/REPLICA\tKEPT (h)\tMONTHLY"}
-	for _, r := range pl.Storage {
-		vol := r.SizePerReplica.DeepCopy()
-		if r.VolumeSize != nil {
-			vol = r.VolumeSize.DeepCopy()
-		}
-		volString := vol.String()
-		totalString := "-"
-		if vol.Mul(int64(r.Replicas)) {
-			totalString = vol.String()
-		}
-		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.1f\t%s",
-			r.Role, r.Tier, medium[r.Tier], r.StorageClassName, r.SizePerReplica.String(), volString, r.Replicas,
-			totalString, rate(r.WriteBytesPerSecond), float64(r.RetentionSeconds)/3600, r.MonthlyCost))
-	}
-	rows = append(rows, fmt.Sprintf("Total\t\t\t\t\t\t\t\t\t\t%s", pl.MonthlyStorageCost))
-	t.columns(rows...)
-	writeRetention(t, pl)
-
-	total, ok1 := new(big.Rat).SetString(pl.MonthlyStorageCost)
-	single, ok2 := new(big.Rat).SetString(pl.SingleTierMonthlyStorageCost)
-	if !ok1 || !ok2 {
-		return
-	}
-	saving := new(big.Rat).Sub(single, total)
-	t.printf("Everything on the fastest tier would cost %s a month", pl.SingleTierMonthlyStorageCost)
-	switch saving.Sign() {
-	case 1:
-		share, _ := new(big.Rat).Quo(saving, single).Float64()
-		t.printf("; this placement saves %s (%.1f%%).\n", saving.FloatString(2), share*100)
-	case 0:
-		t.printf(": the same as this placement.\n")
-	default:
-		t.printf(".\n")
-	}
-}
-
-// writeRetention prints the retention settings, the local volume counts and why the data does
-// not fit, if it does not.
-func writeRetention(t *tableWriter, pl v1alpha1.Plan) {
-	r := pl.Retention
-	t.printf("Kafka topic: retention.bytes %d per partition, segment.bytes %d", r.KafkaRetentionBytes, r.KafkaSegmentBytes)
-	if r.KafkaRetentionMs > 0 {
-		t.printf(", retention.ms %d", r.KafkaRetentionMs)
-	}
-	t.printf(".\nElasticsearch: %d replica(s); indices roll over at %d bytes per primary shard or %.1f h, deleted %.1f h after rollover.\n",
-		r.ElasticsearchReplicas, r.ElasticsearchRolloverBytes, float64(r.ElasticsearchRolloverSeconds)/3600,
-		float64(r.ElasticsearchDeleteAfterSeconds)/3600)
-	for _, m := range pl.MetadataVolumes {
-		class := "the cluster's default StorageClass"
-		if m.StorageClassName != "" {
-			class = "StorageClass " + m.StorageClassName + " (tier " + m.Tier + ")"
-		}
-		t.printf("%s volumes: %d x %s on %s.\n", m.Role, m.Replicas, m.Size.String(), class)
-	}
-	for _, l := range pl.LocalVolumes {
-		if l.Available == nil {
-			t.printf("Local tier %s: %d claims, each a whole volume; could not check them against the tier's volumes (the tier file has no status).\n", l.Tier, l.Claims)
-			continue
-		}
-		t.printf("Local tier %s: %d claims, each a whole volume, of %d volumes.\n", l.Tier, l.Claims, *l.Available)
-	}
-	if pl.StorageUnsatisfied != "" {
-		t.printf("The data does not fit:\n")
-		for _, reason := range strings.Split(pl.StorageUnsatisfied, plan.ReasonSeparator) {
-			t.wrapped("  ", "- ", reason)
-		}
-	}
 }

@@ -160,7 +160,7 @@ func TestSparkShuffleVolumes(t *testing.T) {
 		spill + "mount.readOnly":       "false",
 		data + "options.claimName":     "OnDemand",
 		data + "options.storageClass":  "st1",
-		data + "options.sizeLimit":     "125Gi", // st1's smallest volume, claimed for the spec's 40Gi
+		data + "options.sizeLimit":     "925Gi", // the plan's claim for the spec's 40Gi: what sustains the executor's writes on st1
 		data + "mount.path":            "/var/data/shuffle",
 		ShuffleDataDirsConf:            "/var/data/shuffle",
 	} {

@@ -71,7 +71,8 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 	// planned first and their reasons added after the brokers'. Automatic partitions are then
 	// rounded up to a multiple of the broker count, which is planned from them (sizing.go).
 	var executorWhy reasons
-	executors := planExecutors(w, link, s.Spark, &executorWhy)
+	disks := newShuffleDisks(s.Spark.Shuffle, ts, w)
+	executors := planExecutors(w, link, s.Spark, disks, &executorWhy)
 	cores := s.Spark.Executors.Cores
 	parts, brokers := partitionsAndBrokers(s.Kafka, executors.count, cores, run.Partitions, func(p int32, why *reasons) brokerPlan {
 		return planBrokers(w, link, s.Kafka, p, logTier, brokerCPUBytes(brokerPod), why)
@@ -79,24 +80,29 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 	why = append(why, executorWhy...)
 	dataNodes := planDataNodes(w, s.Elasticsearch, perNode, &why)
 
+	// The executors' claims grow where size buys the bandwidth their writes need (shuffledisk.go),
+	// before anything sizes or prices them.
+	ps := placements(s, brokers.count, executors.count, dataNodes)
+	shuffleWrite := disks.size(ps, executors.receive, executorWriteAtCapacity(w, link, s.Spark.MessagesPerSecondPerExecutor), w.target)
+
 	ss := stages(stageInputs{
-		w:           w,
-		link:        link,
-		traffic:     newBrokerTraffic(w, s.Kafka.ReplicationFactor, parts),
-		logWrite:    brokers.diskWriteLimit,
-		producers:   s.Workload.Producers,
-		brokers:     brokers.count,
-		executors:   executors.count,
-		dataNodes:   dataNodes,
-		perExecutor: s.Spark.MessagesPerSecondPerExecutor,
-		perDataNode: perNode,
-		brokerCPU:   brokerCPUBytes(brokerPod),
-		indexCopies: IndexCopies(s.Elasticsearch),
+		w:            w,
+		link:         link,
+		traffic:      newBrokerTraffic(w, s.Kafka.ReplicationFactor, parts),
+		logWrite:     brokers.diskWriteLimit,
+		producers:    s.Workload.Producers,
+		brokers:      brokers.count,
+		executors:    executors.count,
+		dataNodes:    dataNodes,
+		perExecutor:  s.Spark.MessagesPerSecondPerExecutor,
+		shuffleWrite: shuffleWrite,
+		perDataNode:  perNode,
+		brokerCPU:    brokerCPUBytes(brokerPod),
+		indexCopies:  IndexCopies(s.Elasticsearch),
 	})
 	slowest, neck := bottleneck(ss, w.messagesPerSecond, w.target)
 	// Storage problems are kept apart from throughput ones: the bottleneck names a stage.
 	var storeWhy reasons
-	ps := placements(s, brokers.count, executors.count, dataNodes)
 	quorum := KRaftQuorum(brokers.count)
 	if run.KafkaControllers > 0 {
 		quorum = run.KafkaControllers
@@ -163,10 +169,13 @@ type stage struct {
 
 // stageInputs is what the capacities depend on: the chosen counts and the rates behind them.
 type stageInputs struct {
-	w                                        workload
-	link                                     linkRates
-	traffic                                  brokerTraffic
-	logWrite                                 *big.Rat
+	w        workload
+	link     linkRates
+	traffic  brokerTraffic
+	logWrite *big.Rat
+	// shuffleWrite is the write bandwidth of the executor's slowest shuffle volume, per role
+	// it holds: each role takes the executor's input rate.
+	shuffleWrite                             *big.Rat
 	producers, brokers, executors, dataNodes int32
 	perExecutor, perDataNode                 int64
 	// indexCopies is 1 + spec.elasticsearch.replicas: every copy of a record is indexed.
@@ -195,6 +204,8 @@ func stages(in stageInputs) []stage {
 		// Executors read at the consumer rate, which is C/I times the ingest.
 		{v1alpha1.StageSparkNetwork, quo(mul(link.usable, n(in.executors), mps), w.consume)},
 		{v1alpha1.StageSparkProcessing, ratInt(int64(in.executors) * in.perExecutor)},
+		// Executors write what they read to each shuffle volume: C/(E·I) bytes per record.
+		{v1alpha1.StageSparkShuffleDisk, quo(mul(in.shuffleWrite, n(in.executors), mps), w.consume)},
 		// Each record is indexed once per copy (the primary and every replica), and the
 		// copies share the data nodes' indexing capacity.
 		{v1alpha1.StageElasticsearchIndexing, quo(ratInt(int64(in.dataNodes)*in.perDataNode), n(max(in.indexCopies, 1)))},

@@ -95,9 +95,9 @@ func planProblem(in *v1alpha1.AnalyticsPipeline, p v1alpha1.Plan) string {
 		return fmt.Sprintf("data nodes %d outside %+v", p.ElasticsearchDataNodes, s.Elasticsearch.DataNodes)
 	case (p.Bottleneck == v1alpha1.BottleneckNone) != (p.Unsatisfied == ""):
 		return fmt.Sprintf("bottleneck %q but unsatisfied %q", p.Bottleneck, p.Unsatisfied)
-	case strings.Count(p.Unsatisfied, plan.ReasonSeparator)+1 > 7:
+	case strings.Count(p.Unsatisfied, plan.ReasonSeparator)+1 > 9:
 		return fmt.Sprintf("more reasons than there are checks, a reason contains the separator: %q", p.Unsatisfied)
-	case len(p.Stages) != 6 || len(p.Storage) != 4:
+	case len(p.Stages) != 7 || len(p.Storage) != 4:
 		return fmt.Sprintf("%d stages, %d storage rows", len(p.Stages), len(p.Storage))
 	}
 	low := p.Stages[0].MaxMessagesPerSecond
@@ -111,6 +111,9 @@ func planProblem(in *v1alpha1.AnalyticsPipeline, p v1alpha1.Plan) string {
 		return problem
 	}
 	if problem := partitionsProblem(plan.Defaults(in).Spec, p); problem != "" {
+		return problem
+	}
+	if problem := shuffleDiskProblem(plan.Defaults(in).Spec, p); problem != "" {
 		return problem
 	}
 	return memoryProblem(in.Spec.Spark.Memory, p.ExecutorMemory)

@@ -233,9 +233,9 @@ func producerSend(w workload, link linkRates, producers int32, why *reasons) *bi
 //
 // Executors and data nodes are sized like the brokers: the smallest count within the spec's
 // bounds that carries the ingest at the target utilization, given each one's measured rate.
-// Executors must also be able to read their share of the consumer traffic over their own link,
-// so the executor count is the larger of the two requirements (docs/planning.md,
-// "Spark executors and partitions").
+// Executors must also be able to read their share of the consumer traffic over their own link
+// and write it to their shuffle volumes (shuffledisk.go), so the executor count is the largest
+// of the three requirements (docs/planning.md, "Spark executors and partitions").
 
 // neededFor returns ⌈rate·100 / (perUnit·target)⌉: how many units, each running at target % of
 // perUnit, carry rate.
@@ -249,13 +249,17 @@ type executorPlan struct {
 	receive *big.Rat
 }
 
-func planExecutors(w workload, link linkRates, sp v1alpha1.SparkSpec, why *reasons) executorPlan {
+func planExecutors(w workload, link linkRates, sp v1alpha1.SparkSpec, disks shuffleDisks, why *reasons) executorPlan {
 	e := sp.Executors
 	processNeed := neededFor(w.messagesPerSecond, sp.MessagesPerSecondPerExecutor, w.target)
 	linkNeed := ceilInt(quo(w.consume, link.planned))
+	// Each executor writes what it reads to its spill and shuffle data volumes (shuffledisk.go).
+	diskNeed := disks.executors()
 	need := processNeed
-	if linkNeed.Cmp(need) > 0 {
-		need = linkNeed
+	for _, n := range []*big.Int{linkNeed, diskNeed} {
+		if n.Cmp(need) > 0 {
+			need = n
+		}
 	}
 	count, _ := fitCount(need, e.Min, e.Max)
 	p := executorPlan{count: count, receive: quo(w.consume, ratInt(int64(count)))}
@@ -273,6 +277,7 @@ func planExecutors(w workload, link linkRates, sp v1alpha1.SparkSpec, why *reaso
 			"spec.spark.executors.max or use a faster link",
 			e.Max, rateString(link.planned), count, rateString(p.receive), countString(linkNeed))
 	}
+	disks.explain(w, sp, count, why)
 	return p
 }
 

@@ -122,6 +122,9 @@ type placement struct {
 	// data is kept (see retention.go).
 	write     *big.Rat
 	retention int64
+	// sustained is this role's share of the write bandwidth its volume sustains; nil: the
+	// whole bandwidth of a volume of its own (shuffledisk.go sets it for the executors' roles).
+	sustained *big.Rat
 }
 
 func placements(s *v1alpha1.AnalyticsPipelineSpec, brokers, executors, dataNodes int32) []placement {
@@ -174,6 +177,11 @@ func planStorage(ps []placement, tiers tierSet) storagePlan {
 		if p.write != nil {
 			row.WriteBytesPerSecond = floor64(p.write)
 		}
+		sustained := p.sustained
+		if sustained == nil {
+			sustained = volumeBandwidth(t, vol, true)
+		}
+		row.SustainedWriteBytesPerSecond = floor64(sustained)
 		out.rows = append(out.rows, row)
 		out.total = out.total.plus(cost)
 		out.singleTier = out.singleTier.plus(monthlyCost(ratOf(realVolume(fast, p.size)), p.replicas, fastPrice))

@@ -45,6 +45,11 @@ func volumeSize(t *v1alpha1.StorageTier, claim resource.Quantity) resource.Quant
 // baseline times the size, at most the tier's figure (its ceiling); the tier's figure when its
 // throughput does not scale.
 func volumeBandwidth(t *v1alpha1.StorageTier, size resource.Quantity, write bool) *big.Rat {
+	return bandwidthOf(t, ratOf(size), write)
+}
+
+// bandwidthOf is volumeBandwidth for a size in bytes.
+func bandwidthOf(t *v1alpha1.StorageTier, size *big.Rat, write bool) *big.Rat {
 	ceiling := ratOf(t.Spec.ReadBytesPerSecond)
 	if write {
 		ceiling = ratOf(t.Spec.WriteBytesPerSecond)
@@ -57,7 +62,7 @@ func volumeBandwidth(t *v1alpha1.StorageTier, size resource.Quantity, write bool
 	if write {
 		rate = per.WriteBytesPerSecond
 	}
-	scaled := quo(mul(ratOf(rate), ratOf(size)), ratInt(tebibyte))
+	scaled := quo(mul(ratOf(rate), size), ratInt(tebibyte))
 	if scaled.Cmp(ceiling) < 0 {
 		return scaled
 	}
