@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -27,8 +28,9 @@ const UpstreamStatusTimeout = 20 * time.Second
 
 // Cluster is a control plane with the upstream controllers and Strata's operator running on it.
 type Cluster struct {
-	// Client is a cluster admin's.
+	// Client is a cluster admin's, and Config its connection.
 	Client client.Client
+	Config *rest.Config
 	// Operator is Strata's manager, run as the chart's ServiceAccount.
 	Operator *lab.Operator
 	// Strimzi is true when Strimzi's cluster operator runs (its build is present).
@@ -87,7 +89,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if err := os.WriteFile(caFile, env.Config.CAData, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := &Cluster{Client: c, Dir: dir}
+	h := &Cluster{Client: c, Config: env.Config, Dir: dir}
 	h.components = append(h.components,
 		startControllerManager(t, dir, kc, env.CertDir(), caFile),
 		startScheduler(t, dir, kc),
@@ -112,7 +114,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 		t.Logf("Strimzi's cluster operator not run: no build in bin/ (hack/strimzi.sh makes one; it needs the internet) "+
 			"and %s unset; Kafka objects are only checked against Strimzi's CRDs", EnvStrimzi)
 	}
-	ctrl, hook := startSparkOperator(ctx, t, dir, kc, env.Config, api, c, opts.JobNamespaces...)
+	ctrl, hook := startSparkOperator(ctx, t, dir, env.Config, api, c, opts.JobNamespaces...)
 	h.components = append(h.components, ctrl, hook)
 	chart := lab.RenderChart(t, "strata", "strata-system")
 	for i, a := range chart.Args {

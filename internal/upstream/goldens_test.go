@@ -12,7 +12,8 @@ import (
 )
 
 // TestGoldenCasesRunOnRealControllers applies every golden case's objects (what Strata builds
-// for it, internal/desired/testdata) in a namespace of its own and checks what ECK, the Spark
+// for it, internal/desired/testdata) and `strata render`'s output for the sample, each in a
+// namespace of its own, and checks what ECK, the Spark
 // operator, the scheduler and the controller-manager make of them: ECK's pods Running with
 // their claims bound on the pods' nodes and the masters apart, the driver Running, and every
 // object a pod names existing. The local tier the cases' claims name (strata-nvme-local) is
@@ -24,7 +25,10 @@ func TestGoldenCasesRunOnRealControllers(t *testing.T) {
 	}
 	var cases, tiers []GoldenCase
 	var namespaces []string
-	for _, c := range GoldenCases(t) {
+	// And the sample as `strata render` prints it, in a namespace of its own, without the
+	// pipeline: what a GitOps user applies from render's output.
+	rendered := Rendered(t, "rendered-sample", "rendered-sample", SampleFiles(t)...)
+	for _, c := range append(GoldenCases(t), rendered) {
 		if c.Pipeline() {
 			cases = append(cases, c)
 			namespaces = append(namespaces, c.Name)

@@ -1,26 +1,26 @@
 package upstream
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/cli"
 	"github.com/strata-dev/strata/internal/testutil"
 )
 
 // Samples reads config/samples: the StorageTiers, and the pipeline `make run` applies.
 func Samples(t testing.TB) (tiers []client.Object, pipeline *v1alpha1.AnalyticsPipeline) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(testutil.Root(), "config", "samples", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
+	for _, f := range SampleFiles(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -43,4 +43,43 @@ func Samples(t testing.TB) (tiers []client.Object, pipeline *v1alpha1.AnalyticsP
 		t.Fatal("config/samples holds no pipeline or no tiers")
 	}
 	return tiers, pipeline
+}
+
+// SampleFiles are config/samples' files: what `strata render -f` reads for the sample.
+func SampleFiles(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(testutil.Root(), "config", "samples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("config/samples: %v", err)
+	}
+	return files
+}
+
+// Rendered is what `strata render -n namespace -f files...` prints, as a case the harness
+// applies like a golden one: the command run in process, its YAML stream read back.
+func Rendered(t testing.TB, name, namespace string, files ...string) GoldenCase {
+	t.Helper()
+	args := []string{"render", "-n", namespace}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	var out, errs bytes.Buffer
+	if code := cli.Main(context.Background(), args, strings.NewReader(""), &out, &errs); code != cli.ExitOK {
+		t.Fatalf("strata %s: exit %d: %s", strings.Join(args, " "), code, errs.String())
+	}
+	c := GoldenCase{Name: name}
+	for _, doc := range strings.Split(out.String(), "---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatalf("strata render's output: %v", err)
+		}
+		c.Objects = append(c.Objects, u)
+	}
+	if len(c.Objects) == 0 {
+		t.Fatalf("strata %s printed no object", strings.Join(args, " "))
+	}
+	return c
 }

@@ -33,7 +33,7 @@ const sparkWebhookName = "spark-operator-webhook"
 // Service; the pod webhook then applies the SparkApplication's pod settings (volumes, secrets,
 // security context) to it. The webhook makes its own certificate (for localhost among its names,
 // pkg/certificate Generate) and writes the caBundle into the configurations created here.
-func startSparkOperator(ctx context.Context, t testing.TB, dir, kubeconfig string, cfg *rest.Config, apiServer *url.URL,
+func startSparkOperator(ctx context.Context, t testing.TB, dir string, cfg *rest.Config, apiServer *url.URL,
 	c client.Client, jobNamespaces ...string) (controller, webhook *proc.Process) {
 	t.Helper()
 	bin := tool(t, "spark-operator")
@@ -71,7 +71,7 @@ func startSparkOperator(ctx context.Context, t testing.TB, dir, kubeconfig strin
 	// spark-submit uses (fabric8 7.1) cannot read the client key of envtest's admin kubeconfig
 	// ("Invalid DER: object is not integer"), and in a cluster it authenticates with the pod's
 	// token. Bound to cluster-admin here: its chart's RBAC is not what is under test.
-	kubeconfig = serviceAccountKubeconfig(ctx, t, dir, cfg, c, SparkOperatorNamespace, "spark-operator")
+	kubeconfig := serviceAccountKubeconfig(ctx, t, dir, cfg, c, SparkOperatorNamespace, "spark-operator")
 	namespaces := flag("namespaces", strings.Join(jobNamespaces, ","))
 	env := []string{"KUBECONFIG=" + kubeconfig, "SPARK_HOME=" + home,
 		// What a pod gets for the API server's Service; the controller builds spark-submit's

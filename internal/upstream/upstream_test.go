@@ -26,7 +26,8 @@ const upstreamWait = 5 * time.Minute
 // made of it: ECK's StatefulSets and their pods Running on nodes the real scheduler chose, the
 // data claims bound to Strata's local volumes on those nodes, the masters on three nodes; the
 // driver pod created by the real spark-submit with its security context and ServiceAccount; and
-// every object each pod names existing.
+// every object each pod names existing; and `strata render`'s output for the sample the same as
+// what the operator applied.
 func TestSampleRunsOnRealControllers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the upstream harness starts a control plane and six controllers")
@@ -41,6 +42,7 @@ func TestSampleRunsOnRealControllers(t *testing.T) {
 	t.Run("SparkDriver", func(t *testing.T) { checkDriver(ctx, t, h, p.Namespace, desired.SparkApplicationName(p)) })
 	t.Run("References", func(t *testing.T) { checkReferences(ctx, t, h, p.Namespace, desired.KafkaUserName(p)) })
 	t.Run("Conditions", func(t *testing.T) { checkConditions(ctx, t, h, p) })
+	t.Run("RenderIsWhatTheOperatorApplied", func(t *testing.T) { checkRendered(ctx, t, h, p) })
 	h.Alive(t)
 }
 
