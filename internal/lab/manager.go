@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,6 +48,11 @@ type Operator struct {
 	chart     Chart
 	proc      *process
 	clientset kubernetes.Interface
+	// What Restart runs again: the binary, its arguments, the directory of its logs, its probe
+	// address, and how many times it started.
+	bin, dir, probe string
+	args            []string
+	starts          int
 }
 
 // The monitoring ServiceAccount Prometheus scrapes as (kube-prometheus' name).
@@ -114,13 +121,41 @@ func RunOperator(t testing.TB, dir string, chart Chart, cfg *rest.Config, c clie
 		t.Fatalf("building cmd/manager: %v\n%s", err, out)
 	}
 	o.Address = testutil.FreePort(t)
-	probe := testutil.FreePort(t)
-	o.proc = start(t, dir, "operator", exec.Command(bin, operatorArgs(chart, kubeconfig, o.Address, probe, certDir)...))
-	if err := waitHTTP(http.DefaultClient, o.proc, "http://"+probe+"/readyz", 2*time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	o.bin, o.dir, o.probe = bin, dir, testutil.FreePort(t)
+	o.args = operatorArgs(chart, kubeconfig, o.Address, o.probe, certDir)
+	o.Restart(t)
 	return o
 }
+
+// Restart starts the operator again (the first time: starts it), with the same arguments, and
+// waits until it is ready. Its log is operator.log, then operator-2.log and so on.
+func (o *Operator) Restart(t testing.TB, extraArgs ...string) {
+	t.Helper()
+	if o.proc != nil && o.proc.Running() {
+		t.Fatal("restarting an operator that still runs")
+	}
+	o.starts++
+	name := "operator"
+	if o.starts > 1 {
+		name = fmt.Sprintf("operator-%d", o.starts)
+	}
+	o.proc = start(t, o.dir, name, exec.Command(o.bin, append(slices.Clone(o.args), extraArgs...)...))
+	if err := waitHTTP(http.DefaultClient, o.proc, "http://"+o.probe+"/readyz", 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Kill ends the operator with SIGKILL, as a node's loss or the OOM killer does: no deferred
+// write, no lease released. It returns once the process is gone.
+func (o *Operator) Kill() {
+	if o.proc.Running() {
+		_ = syscall.Kill(o.proc.Pid(), syscall.SIGKILL)
+		<-o.proc.Done()
+	}
+}
+
+// Starts is how many times the operator was started.
+func (o *Operator) Starts() int { return o.starts }
 
 // unboundToken is a token of a ServiceAccount the API server knows but that no binding lets
 // read /metrics.
