@@ -207,11 +207,19 @@ func (r *recommender) catchUpSeconds() float64 {
 }
 
 // units is how many units of capacity each carry the demand: at the target utilization, and the
-// demand plus the lag's drain at full capacity (catchUp). While the producers flush what waited
-// for Kafka, all of the ingest is a catch-up, carried at full capacity: sized at the target, it
-// would ask for units that stand idle once the flush is sent.
+// demand plus the lag's drain at full capacity (catchUp). While Kafka's intake is capped the
+// demand plus the drain is carried at full capacity only:
+//   - while the producers flush what waited for Kafka, all of the ingest is a catch-up: sized
+//     at the target, it would ask for units that stand idle once the flush is sent;
+//   - otherwise the demand is an estimate bounding it from above (the saturated ingest times
+//     saturatedScaleUpPercent, or what the brokers applied carry at the target while they
+//     join), not a measure: the target's margin on top of it overshot every step between once
+//     and twice the saturated ingest (a step of 1.28 times it, on `step-up`, asked for 8
+//     executors where the measured demand kept 6, and gave 2 back half an hour later). Once
+//     the intake is no longer saturated the measured demand is sized at the target, and asks
+//     for a second step if the estimate was short of it.
 func (d demand) units(each float64, target int32) int32 {
-	if d.flushing {
+	if d.capped {
 		return countFor(d.rate+d.drain, each)
 	}
 	return catchUp(d.rate, d.rate+d.drain, each, target)

@@ -47,15 +47,17 @@ func pipelineRun(pol Policy) *run {
 // Two brokers take at most 12,500 records/s; the producers would send 20,000. The links show
 // only what they carry: the demand is taken as twice it (saturatedScaleUpPercent 200), and every
 // stage is sized on that in the same reading, instead of a broker at a time and executors on
-// the capped ingest.
+// the capped ingest. The estimate bounds the demand from above, so it is sized at full capacity,
+// not at the target: twice the brokers, not 2.5 times (which left a broker, and executors, to
+// give back on every step between once and twice the saturated ingest).
 func TestSaturatedIntakeSizesTheWholePipelineAtOnce(t *testing.T) {
 	r := pipelineRun(pipelinePolicy())
 	r.cur.Executors = 4 // they process the 12,500 at 3,125 each, under their 4,000
 	r.cur.Status = &v1alpha1.AutoscalingStatus{Executors: 4}
 	r.series(3, func(int) values { return pipelineReading(12500, 12500, 0, 0) })
 	want := []string{
-		"60s Brokers ScaleUp 2->5 IntakeSaturated",   // 25,000 records/s at 80 % of 6,250 each
-		"60s Executors ScaleUp 4->8 IntakeSaturated", // 25,000 at 80 % of 4,000 each
+		"60s Brokers ScaleUp 2->4 IntakeSaturated",   // 25,000 records/s at 6,250 each
+		"60s Executors ScaleUp 4->7 IntakeSaturated", // 25,000 at 4,000 each
 		"60s ElasticsearchDataNodes ScaleUp 2->4 IndexingSaturated",
 	}
 	if got := r.changes(); got != strings.Join(want, "; ") {

@@ -320,6 +320,16 @@ func (r *recommender) brokerReading(cur State, d demand) (reading, bool) {
 			rd.up = pl.BrokersFor(rx, steadyTx, link)
 			rd.what += "; " + d.describe()
 		case d.capped:
+			// The demand is an estimate that bounds it from above (the probe, or what the
+			// brokers applied carry): it is sized at the whole usable link, as demand.units
+			// sizes the other stages. The target's margin is for a measured demand; kept on
+			// the probe, it would ask for 2.5 times the brokers that carried the saturated
+			// ingest, where doubling them moves their load as fast (a joining broker takes
+			// its share from the old ones, which send no faster for more receivers: see
+			// docs/simulate.md) and, once the demand is measured, leaves no surplus to give
+			// back on a step up to twice the saturated ingest at the link (1.6 times at the
+			// target, beyond which the measured demand asks for a second step).
+			rd.up = pl.BrokersFor(rx*k, steadyTx*k+d.drain*perRecord, link)
 			rd.upReason = "IntakeSaturated"
 			rd.what += "; " + d.describe()
 		}
