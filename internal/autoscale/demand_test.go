@@ -176,6 +176,35 @@ func TestBacklogFlushAfterBrokersJoinProbesNoFurther(t *testing.T) {
 	}
 }
 
+// Brokers a probe added settled a quarter of an hour ago, past the catch-up time, and the
+// intake is saturated again: a backlog longer to send than the catch-up time, or demand, which
+// cannot be told apart. The ingest is taken as the demand at the target (31,250 records/s at
+// 80 % of 6,250 each: 7 brokers), not doubled again (62,500: 9, the max), which took the
+// backlog for demand and gave the brokers back half an hour later (own/step-x3.5, issue 28).
+// Past the scale-down delay, the saturation is probed again.
+func TestSaturatedAgainAfterAProbeIsMeasured(t *testing.T) {
+	for _, c := range []struct {
+		settled time.Duration
+		want    string
+	}{
+		{15 * time.Minute, "Brokers ScaleUp 5->7 IntakeSaturated"},
+		{time.Hour, "Brokers ScaleUp 5->9 IntakeSaturated"},
+	} {
+		pol := pipelinePolicy()
+		pol.ScaleDownDelay = 30 * time.Minute
+		r := pipelineRun(pol)
+		r.cur.Brokers, r.cur.Executors, r.cur.DataNodes = 5, 8, 8
+		up := t0.Add(-c.settled - 10*time.Minute)
+		r.cur.Status = &v1alpha1.AutoscalingStatus{Brokers: 5, Executors: 8, ElasticsearchDataNodes: 8,
+			Windows: []v1alpha1.AutoscalingWindow{{Resource: v1alpha1.ResourceBrokers, LastScaleUp: &metav1.Time{Time: up}}}}
+		r.pol.Safety = BrokerSafety{Settled: t0.Add(-c.settled), Rebalances: true}
+		r.series(3, func(int) values { return pipelineReading(31250, 31250, 0, 0) })
+		if got := r.changes(); !strings.Contains(got, c.want) {
+			t.Errorf("settled %s ago: changes %q, want %q", c.settled, got, c.want)
+		}
+	}
+}
+
 // No scale-down within the scale-down delay of a scale-up, however long the stabilisation
 // window has asked for less; at the delay's end it goes ahead.
 func TestNoScaleDownSoonAfterAScaleUp(t *testing.T) {

@@ -319,6 +319,9 @@ func (r *recommender) brokerReading(cur State, d demand) (reading, bool) {
 			// and a lag in Kafka drains at whatever the links leave.
 			rd.up = pl.BrokersFor(rx, steadyTx, link)
 			rd.what += "; " + d.describe()
+		case d.measured:
+			rd.upReason = "IntakeSaturated"
+			rd.what += "; " + d.describe()
 		case d.capped:
 			// The demand is an estimate that bounds it from above (the probe, or what the
 			// brokers applied carry): it is sized at the whole usable link, as demand.units
