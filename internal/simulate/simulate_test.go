@@ -72,7 +72,7 @@ func TestGolden(t *testing.T) {
 	// The JSON's names are a contract.
 	for _, key := range []string{`"resources"`, `"brokers"`, `"executors"`, `"dataNodes"`, `"replicaSeconds"`,
 		`"staticPeakReplicaSeconds"`, `"scaleActions"`, `"reversals"`, `"min"`, `"max"`, `"secondsBelowDemand"`,
-		`"maxLagRecords"`, `"maxLagSeconds"`, `"durationSeconds"`, `"series"`, `"time"`, `"demand"`, `"capacity"`, `"replicas"`} {
+		`"secondsIntakeBelowDemand"`, `"maxLagRecords"`, `"maxLagSeconds"`, `"durationSeconds"`, `"series"`, `"time"`, `"demand"`, `"capacity"`, `"replicas"`} {
 		if !bytes.Contains(got, []byte(key)) {
 			t.Errorf("the JSON has no %s", key)
 		}
@@ -136,6 +136,9 @@ func TestInvariants(t *testing.T) {
 		}
 		if res.SecondsBelowDemand < 0 || res.SecondsBelowDemand > res.DurationSeconds || res.MaxLagRecords < 0 {
 			t.Errorf("seed %d: below demand %gs of %gs, lag %g", seed, res.SecondsBelowDemand, res.DurationSeconds, res.MaxLagRecords)
+		}
+		if res.SecondsIntakeBelowDemand < 0 || res.SecondsIntakeBelowDemand > res.SecondsBelowDemand {
+			t.Errorf("seed %d: intake below demand %gs, more than the %gs below demand", seed, res.SecondsIntakeBelowDemand, res.SecondsBelowDemand)
 		}
 		if res.MaxLagRecords == 0 && res.SecondsBelowDemand > 1 {
 			t.Errorf("seed %d: %gs below demand but never a lag", seed, res.SecondsBelowDemand)
