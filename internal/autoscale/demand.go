@@ -52,6 +52,11 @@ type demand struct {
 	// inFlight: capped while brokers are joining: the step up that answers the saturation is
 	// on its way, and the demand is what the brokers applied carry at the target (see demand).
 	inFlight bool
+	// measured: capped again by brokers the autoscaler added, after the catch-up time that
+	// follows their settling and within the scale-down delay: the step that answered the
+	// saturation has been made, and the ingest is taken as the demand, sized at the target
+	// (see demand).
+	measured bool
 	// why says what capped the intake, for messages.
 	why string
 }
@@ -119,8 +124,29 @@ func (r *recommender) demand(cur State) demand {
 		d.flushing = true
 		return d
 	}
+	if r.probedRecently() {
+		// The brokers a step up added carry all they can, and the producers have had the
+		// catch-up time to send what waited: the intake is full of demand, or of a backlog
+		// that takes longer than that to send, and the two cannot be told apart. Doubling
+		// again took the whole backlog for demand (own/step-x3.5: 4 -> 9 brokers, given back
+		// half an hour later); the ingest is a measure of a demand at least as high, sized at
+		// the target, which leaves the link the target's margin: one step more, as a measured
+		// load above the target asks for.
+		d.measured = true
+		return d
+	}
 	d.rate = ingest * r.saturatedFactor()
 	return d
+}
+
+// probedRecently says whether brokers the autoscaler added began to carry traffic less than the
+// scale-down delay ago (spec.autoscaling.scaleDownDelayAfterScaleUpSeconds): within the
+// catch-up time of it, flushing holds first.
+func (r *recommender) probedRecently() bool {
+	settled := r.pol.Safety.Settled
+	up := window(r.st, v1alpha1.ResourceBrokers).LastScaleUp
+	return !settled.IsZero() && up != nil && !settled.Before(up.Time) &&
+		r.now.Sub(settled) < r.pol.ScaleDownDelay
 }
 
 // carriedAtTarget is the ingest the brokers applied carry with the busiest one's link at the
@@ -207,11 +233,19 @@ func (r *recommender) catchUpSeconds() float64 {
 }
 
 // units is how many units of capacity each carry the demand: at the target utilization, and the
-// demand plus the lag's drain at full capacity (catchUp). While the producers flush what waited
-// for Kafka, all of the ingest is a catch-up, carried at full capacity: sized at the target, it
-// would ask for units that stand idle once the flush is sent.
+// demand plus the lag's drain at full capacity (catchUp). While Kafka's intake is capped the
+// demand plus the drain is carried at full capacity only:
+//   - while the producers flush what waited for Kafka, all of the ingest is a catch-up: sized
+//     at the target, it would ask for units that stand idle once the flush is sent;
+//   - otherwise the demand is an estimate bounding it from above (the saturated ingest times
+//     saturatedScaleUpPercent, or what the brokers applied carry at the target while they
+//     join), not a measure: the target's margin on top of it overshot every step between once
+//     and twice the saturated ingest (a step of 1.28 times it, on `step-up`, asked for 8
+//     executors where the measured demand kept 6, and gave 2 back half an hour later). Once
+//     the intake is no longer saturated the measured demand is sized at the target, and asks
+//     for a second step if the estimate was short of it.
 func (d demand) units(each float64, target int32) int32 {
-	if d.flushing {
+	if d.capped && !d.measured {
 		return countFor(d.rate+d.drain, each)
 	}
 	return catchUp(d.rate, d.rate+d.drain, each, target)
@@ -223,6 +257,8 @@ func (d demand) describe() string {
 	switch {
 	case d.flushing:
 		s += fmt.Sprintf(" capped by Kafka (%s) while the producers send what waited for the brokers just added", d.why)
+	case d.measured:
+		s += fmt.Sprintf(" capped by Kafka (%s) after the brokers last added settled, so the demand is taken as the ingest", d.why)
 	case d.inFlight:
 		s += fmt.Sprintf(" capped by Kafka (%s) while brokers join, so the demand is taken as the %.0f they carry at the target", d.why, d.rate)
 	case d.capped:

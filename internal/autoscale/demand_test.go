@@ -45,24 +45,51 @@ func pipelineRun(pol Policy) *run {
 }
 
 // Two brokers take at most 12,500 records/s; the producers would send 20,000. The links show
-// only what they carry: the demand is taken as twice it (saturatedScaleUpPercent 200), and every
-// stage is sized on that in the same reading, instead of a broker at a time and executors on
-// the capped ingest.
+// only what they carry: the demand is taken as twice it (saturatedScaleUpPercent 200), and the
+// brokers, the slowest step, are asked for at the first such reading. The estimate bounds the
+// demand from above, so it is sized at full capacity, not at the target: twice the brokers, not
+// 2.5 times (which left a broker, and executors, to give back on every step between once and
+// twice the saturated ingest). While they join, the executors and data nodes are sized in the
+// same readings on what the brokers applied carry (4 × 80 % of 6,250 = 20,000 records/s),
+// instead of a broker at a time and executors on the capped ingest.
 func TestSaturatedIntakeSizesTheWholePipelineAtOnce(t *testing.T) {
 	r := pipelineRun(pipelinePolicy())
 	r.cur.Executors = 4 // they process the 12,500 at 3,125 each, under their 4,000
 	r.cur.Status = &v1alpha1.AutoscalingStatus{Executors: 4}
-	r.series(3, func(int) values { return pipelineReading(12500, 12500, 0, 0) })
+	r.series(1, func(int) values { return pipelineReading(12500, 12500, 0, 0) })
+	if got, want := r.changes(), "0s Brokers ScaleUp 2->4 IntakeSaturated"; got != want { // 25,000 at 6,250 each
+		t.Fatalf("changes %q, want %q", got, want)
+	}
+	r.pol.Safety = BrokerSafety{Reason: "RebalanceRunning", Message: "RebalanceOnScaleUp", Joining: 2}
+	r.log = nil
+	for i := 1; i <= 2; i++ {
+		r.read(i, pipelineReading(12500, 12500, 0, 0))
+	}
 	want := []string{
-		"60s Brokers ScaleUp 2->5 IntakeSaturated",   // 25,000 records/s at 80 % of 6,250 each
-		"60s Executors ScaleUp 4->8 IntakeSaturated", // 25,000 at 80 % of 4,000 each
-		"60s ElasticsearchDataNodes ScaleUp 2->4 IndexingSaturated",
+		"60s Executors ScaleUp 4->5 IntakeSaturated", // 20,000 at 4,000 each
+		"60s ElasticsearchDataNodes ScaleUp 2->3 IndexingSaturated",
 	}
 	if got := r.changes(); got != strings.Join(want, "; ") {
 		t.Errorf("changes:\n got %q\nwant %q", got, strings.Join(want, "; "))
 	}
 	if !strings.Contains(r.last.Summary, "capped by Kafka") {
 		t.Errorf("the summary does not say the ingest is capped: %s", r.last.Summary)
+	}
+}
+
+// A saturated intake is acted on at its first reading: the rate over $range at the link's limit
+// is no noise, and the brokers' step is the slowest to carry load. A busy link below it waits
+// for the whole scale-up window.
+func TestSaturatedIntakeNeedsNoWindow(t *testing.T) {
+	r := pipelineRun(pipelinePolicy())
+	r.series(1, func(int) values { return pipelineReading(12500, 12500, 0, 0) })
+	if got := r.changes(); !strings.Contains(got, "Brokers ScaleUp 2->4 IntakeSaturated") {
+		t.Errorf("changes %q, want brokers 2->4 at the first saturated reading", got)
+	}
+	r = pipelineRun(pipelinePolicy())
+	r.series(2, func(int) values { return pipelineReading(11250, 11250, 0, 0) })
+	if got := r.changes(); strings.Contains(got, "Brokers") {
+		t.Errorf("changes %q, want no broker change before three busy readings", got)
 	}
 }
 
@@ -171,6 +198,35 @@ func TestBacklogFlushAfterBrokersJoinProbesNoFurther(t *testing.T) {
 	r.series(3, func(int) values { return pipelineReading(31250, 31250, 0, 0) })
 	if got := r.changes(); !strings.Contains(got, "Brokers ScaleUp 5->9 IntakeSaturated") {
 		t.Errorf("changes %q, want the probe to 9 (the max)", got)
+	}
+}
+
+// Brokers a probe added settled a quarter of an hour ago, past the catch-up time, and the
+// intake is saturated again: a backlog longer to send than the catch-up time, or demand, which
+// cannot be told apart. The ingest is taken as the demand at the target (31,250 records/s at
+// 80 % of 6,250 each: 7 brokers), not doubled again (62,500: 9, the max), which took the
+// backlog for demand and gave the brokers back half an hour later (own/step-x3.5, issue 28).
+// Past the scale-down delay, the saturation is probed again.
+func TestSaturatedAgainAfterAProbeIsMeasured(t *testing.T) {
+	for _, c := range []struct {
+		settled time.Duration
+		want    string
+	}{
+		{15 * time.Minute, "Brokers ScaleUp 5->7 IntakeSaturated"},
+		{time.Hour, "Brokers ScaleUp 5->9 IntakeSaturated"},
+	} {
+		pol := pipelinePolicy()
+		pol.ScaleDownDelay = 30 * time.Minute
+		r := pipelineRun(pol)
+		r.cur.Brokers, r.cur.Executors, r.cur.DataNodes = 5, 8, 8
+		up := t0.Add(-c.settled - 10*time.Minute)
+		r.cur.Status = &v1alpha1.AutoscalingStatus{Brokers: 5, Executors: 8, ElasticsearchDataNodes: 8,
+			Windows: []v1alpha1.AutoscalingWindow{{Resource: v1alpha1.ResourceBrokers, LastScaleUp: &metav1.Time{Time: up}}}}
+		r.pol.Safety = BrokerSafety{Settled: t0.Add(-c.settled), Rebalances: true}
+		r.series(3, func(int) values { return pipelineReading(31250, 31250, 0, 0) })
+		if got := r.changes(); !strings.Contains(got, c.want) {
+			t.Errorf("settled %s ago: changes %q, want %q", c.settled, got, c.want)
+		}
 	}
 }
 

@@ -167,6 +167,8 @@ type reading struct {
 	// measured, for messages.
 	upReason, downReason string
 	what                 string
+	// atOnce: the brokers' intake is saturated: the scale-up needs no window (see step).
+	atOnce bool
 }
 
 type recommender struct {
@@ -201,7 +203,7 @@ func (r *recommender) unread(resource string, b Bounds, signals []Signal) {
 }
 
 // step records a reading in the resource's window and decides: up, when the whole scale-up
-// window asked for more, to what the latest reading needs; or down, no sooner than the
+// window asked for more (or the latest reading, for a saturated intake: reading.atOnce), to what the latest reading needs; or down, no sooner than the
 // scale-down delay after the last scale-up, to the largest count the whole stabilisation window
 // asked for (with the hysteresis margin); within the bounds, outside the cool-down. mayLeave,
 // when given, can hold a scale-down back. It returns the resource's new target and whether it
@@ -223,7 +225,16 @@ func (r *recommender) step(resource string, rd reading, current, target int32, b
 	if cooling, _ := coolingDown(w, r.now, r.cooldown(resource)); cooling {
 		return target, false
 	}
-	if up, full := minUp(w, r.now, r.upSpan()); full && up > current {
+	span := r.upSpan()
+	if rd.atOnce {
+		// A saturated intake is no noise: the reading is a rate over $range (four intervals)
+		// at the link's limit, and every second of it leaves records waiting at the
+		// producers. The brokers' step is the slowest there is (they start, then Cruise
+		// Control moves their share of the data), so it is asked for at the first such
+		// reading rather than the third (issue 28: half a minute sooner on step-up).
+		span = 0
+	}
+	if up, full := minUp(w, r.now, span); full && up > current {
 		// The whole window asks for more: a trend, not noise. The step goes to what the latest
 		// reading needs, at once (DS2's one step): the readings before it are rates over a
 		// range that still holds the lower load, and stopping at their count would leave a
@@ -319,8 +330,21 @@ func (r *recommender) brokerReading(cur State, d demand) (reading, bool) {
 			// and a lag in Kafka drains at whatever the links leave.
 			rd.up = pl.BrokersFor(rx, steadyTx, link)
 			rd.what += "; " + d.describe()
+		case d.measured:
+			rd.upReason, rd.atOnce = "IntakeSaturated", true
+			rd.what += "; " + d.describe()
 		case d.capped:
-			rd.upReason = "IntakeSaturated"
+			// The demand is an estimate that bounds it from above (the probe, or what the
+			// brokers applied carry): it is sized at the whole usable link, as demand.units
+			// sizes the other stages. The target's margin is for a measured demand; kept on
+			// the probe, it would ask for 2.5 times the brokers that carried the saturated
+			// ingest, where doubling them moves their load as fast (a joining broker takes
+			// its share from the old ones, which send no faster for more receivers: see
+			// docs/simulate.md) and, once the demand is measured, leaves no surplus to give
+			// back on a step up to twice the saturated ingest at the link (1.6 times at the
+			// target, beyond which the measured demand asks for a second step).
+			rd.up = pl.BrokersFor(rx*k, steadyTx*k+d.drain*perRecord, link)
+			rd.upReason, rd.atOnce = "IntakeSaturated", true
 			rd.what += "; " + d.describe()
 		}
 	}

@@ -50,7 +50,7 @@ func TestSimulateJSONAndPlot(t *testing.T) {
 	for k := range got {
 		keys = append(keys, k)
 	}
-	want := "durationSeconds maxLagRecords maxLagSeconds resources secondsBelowDemand series"
+	want := "durationSeconds maxLagRecords maxLagSeconds resources secondsBelowDemand secondsIntakeBelowDemand series"
 	if strings.Join(sortedCopy(keys), " ") != want {
 		t.Errorf("JSON keys %v, want exactly %s", sortedCopy(keys), want)
 	}

@@ -4,7 +4,18 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/autoscale"
 )
+
+// catchUpSeconds is the pipeline's spec.autoscaling.catchUpSeconds, or its default.
+func catchUpSeconds(p *v1alpha1.AnalyticsPipeline) int32 {
+	if a := p.Spec.Autoscaling; a != nil && a.CatchUpSeconds > 0 {
+		return a.CatchUpSeconds
+	}
+	return int32(autoscale.DefaultCatchUp.Seconds())
+}
 
 // BenchmarkTargets replays the sample traces and traces of our own (targets_test.go) through
 // the autoscaler (make simulate-bench) and prints each table with its figures against the
@@ -33,6 +44,11 @@ func BenchmarkTargets(b *testing.B) {
 			for _, v := range judge(sc, res) {
 				b.Logf("target %s: %s", sc.name, v)
 			}
+			// Beside the targets' figure, what Kafka's buffering carried: the time its intake
+			// was below the demand (records waited at the producers) and the longest a record
+			// waited, against the catch-up time the lag is sized to drain in.
+			b.Logf("kafka %s: intake below demand %.2f%% of the time; largest lag %.0f s (catch-up %d s)", sc.name,
+				100*res.SecondsIntakeBelowDemand/res.DurationSeconds, res.MaxLagSeconds, catchUpSeconds(p))
 			if sc.kind == kindStep || sc.kind == kindSpike {
 				// The oracle (oracle.go): what knowing the load at once, and only scaling up,
 				// spends below demand on the same trace with the same delays.

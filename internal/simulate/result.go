@@ -10,6 +10,11 @@ type Result struct {
 	// SecondsBelowDemand is how long the pipeline's capacity (its slowest stage, at the
 	// replicas serving) was under the demand, a job resubmission included.
 	SecondsBelowDemand float64 `json:"secondsBelowDemand"`
+	// SecondsIntakeBelowDemand is how much of that Kafka's intake (the producers' and brokers'
+	// links, the brokers' disks) was itself under the demand: records waited at the producers.
+	// The rest of the time below demand, Kafka took every record and the job fell behind: its
+	// lag, which MaxLagSeconds bounds, held what it could not carry.
+	SecondsIntakeBelowDemand float64 `json:"secondsIntakeBelowDemand"`
 	// MaxLagRecords is the most records that had arrived but were not yet indexed beyond what
 	// one second brings: the consumers' lag plus what the producers could not hand to Kafka.
 	MaxLagRecords float64 `json:"maxLagRecords"`

@@ -151,6 +151,9 @@ func (s *sim) run() error {
 		if capNow < pt.MessagesPerSecond {
 			s.res.SecondsBelowDemand++
 		}
+		if c.kafka < pt.MessagesPerSecond {
+			s.res.SecondsIntakeBelowDemand++
+		}
 		waiting := s.lag + s.backlog
 		s.res.MaxLagRecords = math.Max(s.res.MaxLagRecords, waiting)
 		s.res.MaxLagSeconds = math.Max(s.res.MaxLagSeconds, s.flows.age(t))

@@ -29,7 +29,8 @@ func WriteTable(w io.Writer, r *Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nCapacity below demand: %.0f s (%s of the time)\n", r.SecondsBelowDemand, percent(r.SecondsBelowDemand, r.DurationSeconds))
+	fmt.Fprintf(w, "\nCapacity below demand: %.0f s (%s of the time); Kafka's intake below it: %.0f s (%s)\n", r.SecondsBelowDemand,
+		percent(r.SecondsBelowDemand, r.DurationSeconds), r.SecondsIntakeBelowDemand, percent(r.SecondsIntakeBelowDemand, r.DurationSeconds))
 	fmt.Fprintf(w, "Largest lag: %.0f records, %.0f s\n", r.MaxLagRecords, r.MaxLagSeconds)
 	if len(r.Decisions) == 0 {
 		_, err := fmt.Fprintln(w, "\nThe autoscaler changed nothing.")

@@ -56,6 +56,17 @@ func ownScenarios() []scenario {
 		{name: "own/spike-x2", kind: kindSpike,
 			trace:    Trace{Points: []Point{{0, 7000, 0}, {3600, 14000, 0}, {4500, 7000, 0}, {10800, 7000, 0}}},
 			pipeline: declare(7000, v1alpha1.Range{Min: 2, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
+		// Added for issue 28's probe: a ×1.5 step and a ×3.5 step that saturate two brokers'
+		// links (by 1.08 and 1.69 times what they carry), and a spike of five minutes.
+		{name: "own/step-x1.5", kind: kindStep, stepAt: 1800,
+			trace:    Trace{Points: []Point{{0, 9000, 0}, {1800, 13500, 0}, {7200, 13500, 0}}},
+			pipeline: declare(9000, v1alpha1.Range{Min: 2, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
+		{name: "own/step-x3.5", kind: kindStep, stepAt: 1800,
+			trace:    Trace{Points: []Point{{0, 6000, 0}, {1800, 21000, 0}, {7200, 21000, 0}}},
+			pipeline: declare(6000, v1alpha1.Range{Min: 2, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
+		{name: "own/spike-5min", kind: kindSpike,
+			trace:    Trace{Points: []Point{{0, 9000, 0}, {3600, 15000, 0}, {3900, 9000, 0}, {7200, 9000, 0}}},
+			pipeline: declare(9000, v1alpha1.Range{Min: 2, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
 		{name: "own/noisy-flat-15", kind: kindFlat, trace: noisy(8000, 0.15, 4*3600, 3),
 			pipeline: declare(8000, v1alpha1.Range{Min: 2, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
 	}
