@@ -102,6 +102,13 @@ upstream: ## Run the upstream harness (docs/upstream.md): the sample, every gold
 	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" \
 		$(GO) test -count=1 -timeout 30m -v ./internal/upstream/
 
+.PHONY: chaos
+chaos: ## Kill the manager with SIGKILL at random moments of a pipeline's life on the upstream harness (docs/chaos.md): at least 200 kills; CHAOS_SEED picks the moments.
+	$(TOOLS) upstream
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" \
+		STRATA_CHAOS_KILLS_PER_ROUND=$(or $(CHAOS_KILLS_PER_ROUND),29) STRATA_CHAOS_SEED=$(or $(CHAOS_SEED),1) \
+		$(GO) test -count=1 -timeout 90m -v -run TestCrashAnywhere ./internal/chaos/
+
 .PHONY: bench
 bench: ## Run the benchmarks: the planner's, and N pipelines against a real control plane.
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...

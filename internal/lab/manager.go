@@ -27,6 +27,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/testutil"
+	"github.com/strata-dev/strata/internal/testutil/proc"
 	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
@@ -53,6 +54,7 @@ type Operator struct {
 	bin, dir, probe string
 	args            []string
 	starts          int
+	owner           testing.TB
 }
 
 // The monitoring ServiceAccount Prometheus scrapes as (kube-prometheus' name).
@@ -121,7 +123,7 @@ func RunOperator(t testing.TB, dir string, chart Chart, cfg *rest.Config, c clie
 		t.Fatalf("building cmd/manager: %v\n%s", err, out)
 	}
 	o.Address = testutil.FreePort(t)
-	o.bin, o.dir, o.probe = bin, dir, testutil.FreePort(t)
+	o.bin, o.dir, o.probe, o.owner = bin, dir, testutil.FreePort(t), t
 	o.args = operatorArgs(chart, kubeconfig, o.Address, o.probe, certDir)
 	o.Restart(t)
 	return o
@@ -139,7 +141,14 @@ func (o *Operator) Restart(t testing.TB, extraArgs ...string) {
 	if o.starts > 1 {
 		name = fmt.Sprintf("operator-%d", o.starts)
 	}
-	o.proc = start(t, o.dir, name, exec.Command(o.bin, append(slices.Clone(o.args), extraArgs...)...))
+	// The process belongs to the test that ran RunOperator, not to a subtest that restarts it:
+	// a subtest's end must not stop the operator the next one uses.
+	p, err := proc.Launch(o.dir, name, exec.Command(o.bin, append(slices.Clone(o.args), extraArgs...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.owner.Cleanup(func() { p.End(o.owner) })
+	o.proc = p
 	if err := waitHTTP(http.DefaultClient, o.proc, "http://"+o.probe+"/readyz", 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}

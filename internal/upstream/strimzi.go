@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -64,6 +65,7 @@ func startStrimzi(ctx context.Context, t testing.TB, dir, build string, cfg *res
 		"STRIMZI_LEADER_ELECTION_ENABLED=false",
 		"STRIMZI_FULL_RECONCILIATION_INTERVAL_MS=20000",
 		"KUBERNETES_SERVICE_DNS_DOMAIN=cluster.local")
+	lockStrimziPort(t)
 	java := filepath.Join(strimziJavaHome(), "bin", "java")
 	return run(t, dir, "strimzi-cluster-operator", env, java, "-Xmx384m",
 		"-cp", filepath.Join(build, "lib", "*"), "io.strimzi.operator.cluster.Main")
@@ -96,4 +98,25 @@ func strimziEnv(t testing.TB, build string) []string {
 		}
 	}
 	return env
+}
+
+// lockStrimziPort waits until no other test process on this machine runs Strimzi's cluster
+// operator, and holds the machine until the test ends: its health server listens on port 8080,
+// fixed in its code (cluster-operator/src/main/java/io/strimzi/operator/cluster/Main.java,
+// HEALTH_SERVER_PORT), and a second one fails to start. `go test ./...` runs packages at once,
+// so two harnesses would otherwise meet there. The lock goes with the process if it dies.
+func lockStrimziPort(t testing.TB) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "strata-strimzi-port-8080.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Log("waiting for another test's Strimzi cluster operator to end (its port 8080 is fixed)")
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Registered before the process's own cleanup, so run after it: the port is free by then.
+	t.Cleanup(func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() })
 }

@@ -1,0 +1,60 @@
+package chaos
+
+import (
+	"math/rand/v2"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/internal/lab"
+)
+
+// Monkey kills the manager with SIGKILL at random moments and starts it again, as a node's loss
+// or the OOM killer would, from a seed so that a failing run can be repeated (the moments are
+// the seed's; what the manager was doing at each depends on the machine's speed too).
+type Monkey struct {
+	Operator *lab.Operator
+	Rand     *rand.Rand
+	// MaxUp is the longest a manager runs, once ready, before it is killed: kills land anywhere
+	// from its first reconcile to the middle of its work.
+	MaxUp time.Duration
+	// Args are added to every restart's arguments.
+	Args []string
+
+	kills       int
+	convergence []time.Duration
+}
+
+// Storm kills the running manager n times, each a random time (up to MaxUp) after it became
+// ready, starting a new one after each kill; a manager runs when it returns.
+func (m *Monkey) Storm(t testing.TB, n int) {
+	t.Helper()
+	for range n {
+		time.Sleep(time.Duration(m.Rand.Int64N(int64(m.MaxUp) + 1)))
+		m.Operator.Kill()
+		m.kills++
+		m.Operator.Restart(t, m.Args...)
+	}
+}
+
+// Converged records how long the last manager took, from its start, to reach a converged state
+// (the scenario says when: restarted is when Storm returned).
+func (m *Monkey) Converged(restarted time.Time) time.Duration {
+	d := time.Since(restarted)
+	m.convergence = append(m.convergence, d)
+	return d
+}
+
+// Kills is how many times the manager was killed.
+func (m *Monkey) Kills() int { return m.kills }
+
+// Percentile is the p-th percentile (0 < p ≤ 100, nearest rank) of the recorded convergence times.
+func (m *Monkey) Percentile(p float64) time.Duration {
+	if len(m.convergence) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), m.convergence...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	rank := int(p/100*float64(len(s))+0.999999) - 1
+	return s[min(max(rank, 0), len(s)-1)]
+}
