@@ -27,8 +27,8 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/testutil"
-	"github.com/strata-dev/strata/internal/testutil/proc"
 	"github.com/strata-dev/strata/internal/testutil/gen"
+	"github.com/strata-dev/strata/internal/testutil/proc"
 )
 
 // Operator is the real operator (cmd/manager, built and run as a process, as its container runs
