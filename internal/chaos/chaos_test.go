@@ -62,7 +62,7 @@ func TestCrashAnywhere(t *testing.T) {
 	rec := Record(t, h.Config)
 	// Leader election is the standby's subject: a restarted single manager would wait out the
 	// killed one's lease (15 s) before each reconcile, which proves nothing about crash safety.
-	m := &Monkey{Operator: h.Operator, Rand: rand.New(rand.NewPCG(uint64(seed), 0)), MaxUp: 3 * time.Second,
+	m := &Monkey{Operator: h.Operator, Rand: rand.New(rand.NewPCG(uint64(seed), 0)), MaxUp: time.Second,
 		Args: []string{"--leader-elect=false"}}
 
 	reference := map[string]Snapshot{}
@@ -91,10 +91,13 @@ func life(ctx context.Context, t *testing.T, h *upstream.Cluster, sample *v1alph
 	if err := h.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
-	step := func(name string, p *v1alpha1.AnalyticsPipeline, act func(), done func() error) {
+	step := func(name string, p *v1alpha1.AnalyticsPipeline, act func(), between func(i int), done func() error) {
 		t.Run(name, func(t *testing.T) {
 			act()
-			m.Storm(t, kills)
+			m.Storm(t, kills, between)
+			if between != nil && kills > 0 {
+				act() // the step's own change last: what the run must converge to
+			}
 			restarted := time.Now()
 			testutil.Eventually(t, converge, name+": converged after the last restart", func() error {
 				if err := done(); err != nil || p == nil {
@@ -112,10 +115,16 @@ func life(ctx context.Context, t *testing.T, h *upstream.Cluster, sample *v1alph
 	p := sample.DeepCopy()
 	p.Namespace = ns
 	p.Spec.VolumeReclaimPolicy = "Delete"
-	step("create", p, func() { create(ctx, t, h, p) }, func() error { return observed(ctx, h, p) })
-	step("scale up", p, func() { setLoad(ctx, t, h, p, 14000) }, func() error { return observed(ctx, h, p) })
-	step("scale down", p, func() { setLoad(ctx, t, h, p, 10000) }, func() error { return observed(ctx, h, p) })
-	step("delete under Delete", nil, func() { remove(ctx, t, h, p) }, func() error { return deleted(ctx, h, p) })
+	// Between the kills of a scale step the load moves between the step's value and one within
+	// the life's range (never above its 14,000: the topic keeps the most partitions it had), so
+	// every kill lands in the middle of the work a change causes.
+	wobble := func(a, b int64) func(i int) {
+		return func(i int) { setLoad(ctx, t, h, p, []int64{a, b}[i%2]) }
+	}
+	step("create", p, func() { create(ctx, t, h, p) }, nil, func() error { return observed(ctx, h, p) })
+	step("scale up", p, func() { setLoad(ctx, t, h, p, 14000) }, wobble(12000, 14000), func() error { return observed(ctx, h, p) })
+	step("scale down", p, func() { setLoad(ctx, t, h, p, 10000) }, wobble(12000, 10000), func() error { return observed(ctx, h, p) })
+	step("delete under Delete", nil, func() { remove(ctx, t, h, p) }, nil, func() error { return deleted(ctx, h, p) })
 
 	// A retained pipeline: its Kafka's claims (Strimzi's to make; the test makes them) must keep
 	// the cluster's ID across deletion and re-creation.
@@ -123,10 +132,10 @@ func life(ctx context.Context, t *testing.T, h *upstream.Cluster, sample *v1alph
 	kept.Namespace, kept.Name = ns, "kept"
 	kept.Spec.Kafka.Topic.Name = "kept"
 	kept.Spec.VolumeReclaimPolicy = "Retain"
-	step("create under Retain", kept, func() { create(ctx, t, h, kept) }, func() error { return observed(ctx, h, kept) })
+	step("create under Retain", kept, func() { create(ctx, t, h, kept) }, nil, func() error { return observed(ctx, h, kept) })
 	playStrimzi(ctx, t, h, kept)
-	step("delete under Retain", nil, func() { remove(ctx, t, h, kept) }, func() error { return retained(ctx, h, kept) })
-	step("create again under Retain", kept, func() { create(ctx, t, h, kept) }, func() error { return recovered(ctx, h, kept) })
+	step("delete under Retain", nil, func() { remove(ctx, t, h, kept) }, nil, func() error { return retained(ctx, h, kept) })
+	step("create again under Retain", kept, func() { create(ctx, t, h, kept) }, nil, func() error { return recovered(ctx, h, kept) })
 }
 
 // same records (record) or compares the pipeline's children with the reference of the step.

@@ -26,10 +26,16 @@ type Monkey struct {
 }
 
 // Storm kills the running manager n times, each a random time (up to MaxUp) after it became
-// ready, starting a new one after each kill; a manager runs when it returns.
-func (m *Monkey) Storm(t testing.TB, n int) {
+// ready, starting a new one after each kill; a manager runs when it returns. change, when not
+// nil, is called with the kill's number before each wait: a change of the spec just before the
+// kill puts the kill in the middle of the work it causes, where a manager left alone would be
+// done (the scenario ends with the change it means to converge to).
+func (m *Monkey) Storm(t testing.TB, n int, change func(i int)) {
 	t.Helper()
-	for range n {
+	for i := range n {
+		if change != nil {
+			change(i)
+		}
 		time.Sleep(time.Duration(m.Rand.Int64N(int64(m.MaxUp) + 1)))
 		m.Operator.Kill()
 		m.kills++
