@@ -48,6 +48,11 @@ type Options struct {
 	JobNamespaces []string
 	// Fixtures are created before the operator starts (StorageTiers, say).
 	Fixtures []client.Object
+	// WithoutStrimzi leaves Strimzi's cluster operator out even when its build is present, for a
+	// test that needs none of Kafka's pods. Its health server's port is fixed (8080:
+	// strimzi-kafka-operator 1.2.0, cluster-operator/src/main/java/io/strimzi/operator/cluster/
+	// Main.java, HEALTH_SERVER_PORT), so only one harness on a machine can run it at a time.
+	WithoutStrimzi bool
 }
 
 // Start starts the harness: kube-apiserver and etcd with Strata's and the upstream CRDs,
@@ -105,10 +110,10 @@ func Start(t testing.TB, opts Options) *Cluster {
 		t.Fatal(err)
 	}
 	h.components = append(h.components, startECK(ctx, t, dir, kc, env.Config, c))
-	if build := StrimziBuild(t); build != "" {
+	if build := StrimziBuild(t); build != "" && !opts.WithoutStrimzi {
 		h.Strimzi = true
 		h.components = append(h.components, startStrimzi(ctx, t, dir, build, env.Config, c, opts.JobNamespaces))
-	} else {
+	} else if !opts.WithoutStrimzi {
 		t.Logf("Strimzi's cluster operator not run: no build in bin/ (hack/strimzi.sh makes one; it needs the internet) "+
 			"and %s unset; Kafka objects are only checked against Strimzi's CRDs", EnvStrimzi)
 	}
