@@ -96,7 +96,7 @@ func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		r.buildDesired,     // the desired children (pure)
 		r.kafkaClusterStep, // record the Kafka cluster ID; reuse a retained one
 		r.applyChildren,    // apply every child, prune the unwanted; failures are collected
-		r.reportPods,       // PodsScheduled: the pods the scheduler cannot place (pipeline_pods.go)
+		r.reportPods,       // PodsScheduled: the pods the scheduler cannot place (pipeline_scheduling.go)
 		r.reportChildren,   // KafkaReady, SparkReady, ElasticsearchReady from the children; Ready
 	} {
 		if err := step(ctx, s); err != nil {
