@@ -136,9 +136,11 @@ func setDurabilityCondition(conds conditions, spec v1alpha1.KafkaSpec, pl v1alph
 }
 
 // setReadyCondition sums the other conditions up: Ready is True only when all of them are.
+// PodsScheduled comes before the children's: a pod the scheduler cannot place is why its child
+// is not ready, and Ready's message then names it rather than the child's health.
 func setReadyCondition(conds conditions) {
 	for _, c := range []string{v1alpha1.ConditionPlanValid, v1alpha1.ConditionStorageReady,
-		v1alpha1.ConditionKafkaReady, v1alpha1.ConditionSparkReady, v1alpha1.ConditionElasticsearchReady} {
+		v1alpha1.ConditionPodsScheduled, v1alpha1.ConditionKafkaReady, v1alpha1.ConditionSparkReady, v1alpha1.ConditionElasticsearchReady} {
 		cond := meta.FindStatusCondition(*conds.list, c)
 		if cond == nil || cond.Status != metav1.ConditionTrue {
 			reason, msg := v1alpha1.ReasonProgressing, c+" is not yet known"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -95,6 +96,7 @@ func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		r.buildDesired,     // the desired children (pure)
 		r.kafkaClusterStep, // record the Kafka cluster ID; reuse a retained one
 		r.applyChildren,    // apply every child, prune the unwanted; failures are collected
+		r.reportPods,       // PodsScheduled: the pods the scheduler cannot place (pipeline_scheduling.go)
 		r.reportChildren,   // KafkaReady, SparkReady, ElasticsearchReady from the children; Ready
 	} {
 		if err := step(ctx, s); err != nil {
@@ -124,6 +126,10 @@ func (r *PipelineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		For(&v1alpha1.AnalyticsPipeline{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&v1alpha1.StorageTier{}, handler.EnqueueRequestsFromMapFunc(r.pipelinesNaming)).
+		// The pipelines' pods, as the manager caches them (ManagerOptions): a pod turning
+		// unschedulable, or scheduled, reports itself on its pipeline.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(pipelineOfPod),
+			builder.WithPredicates(schedulingChanged)).
 		Watches(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(r.allPipelines),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 				return upstream[o.GetName()]

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -212,6 +213,19 @@ func (r *PipelineReconciler) applyChildren(ctx context.Context, s *scope) error 
 	if len(s.failures) == 0 {
 		s.pipeline.Status.Plan = &s.plan
 	}
+	return nil
+}
+
+// reportPods sets PodsScheduled from the pipeline's pods as the cache has them (only pods with
+// its label are cached: pipeline_scheduling.go): before Ready, which it is part of.
+func (r *PipelineReconciler) reportPods(ctx context.Context, s *scope) error {
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(s.pipeline.Namespace),
+		client.MatchingLabels{desired.LabelPipeline: s.pipeline.Name}); err != nil {
+		return err
+	}
+	st := podsScheduled(s.pipeline, pods.Items)
+	s.conds.set(v1alpha1.ConditionPodsScheduled, st.status, st.reason, st.message)
 	return nil
 }
 

@@ -26,7 +26,7 @@ func TestRoleAllowsBlockingOwnerReferences(t *testing.T) {
 }
 
 // TestRoleOnlyBindsTheDriverRole: the operator may bind the Spark driver's ClusterRole, by its
-// name, and holds none of the rights it grants (controllers/rbac.go).
+// name, and holds none of the rights it grants (controllers/rbac.go) but reading pods.
 func TestRoleOnlyBindsTheDriverRole(t *testing.T) {
 	role := generatedRole(t)
 	bind := false
@@ -37,10 +37,16 @@ func TestRoleOnlyBindsTheDriverRole(t *testing.T) {
 				t.Errorf("rule on clusterroles %+v, want only bind on %s", r, desired.SparkDriverClusterRole)
 			}
 		}
-		// (persistentvolumeclaims it holds for the ingestion job's checkpoint claim.)
-		for _, res := range []string{"pods", "services"} {
-			if slices.Contains(r.Resources, res) {
-				t.Errorf("the operator holds %v on %s: only the driver's role should", r.Verbs, res)
+		// (persistentvolumeclaims it holds for the ingestion job's checkpoint claim; pods it
+		// reads, and only reads, to report those the scheduler cannot place: PodsScheduled.)
+		if slices.Contains(r.Resources, "services") {
+			t.Errorf("the operator holds %v on services: only the driver's role should", r.Verbs)
+		}
+		if slices.Contains(r.Resources, "pods") {
+			for _, v := range r.Verbs {
+				if !slices.Contains([]string{"get", "list", "watch"}, v) {
+					t.Errorf("the operator holds %v on pods: it only reads them, and only the driver's role should write them", r.Verbs)
+				}
 			}
 		}
 	}

@@ -74,5 +74,6 @@ func ManagerOptions(o ctrl.Options) ctrl.Options {
 	o.Cache.ByObject[&corev1.ServiceAccount{}] = cache.ByObject{Label: managed}
 	o.Cache.ByObject[&rbacv1.RoleBinding{}] = cache.ByObject{Label: managed}
 	o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Label: managed}
+	o.Cache.ByObject[&corev1.Pod{}] = podCache()
 	return o
 }

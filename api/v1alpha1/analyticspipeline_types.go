@@ -446,8 +446,8 @@ type AnalyticsPipelineStatus struct {
 	// observedGeneration is the generation the status was computed from.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// conditions: Ready, PlanValid, StorageReady, KafkaReady, SparkReady, ElasticsearchReady,
-	// Autoscaling.
+	// conditions: Ready, PlanValid, StorageReady, PodsScheduled, KafkaReady, SparkReady,
+	// ElasticsearchReady, Autoscaling.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

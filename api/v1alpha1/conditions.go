@@ -15,6 +15,10 @@ const (
 	ConditionSparkReady = "SparkReady"
 	// ConditionElasticsearchReady: ECK reports the Elasticsearch cluster green or ready.
 	ConditionElasticsearchReady = "ElasticsearchReady"
+	// ConditionPodsScheduled: no pod the upstream operators made for the pipeline (Elasticsearch,
+	// Kafka, Spark) is one the scheduler cannot place; False names them, their child and the
+	// scheduler's message. Part of Ready.
+	ConditionPodsScheduled = "PodsScheduled"
 	// ConditionAutoscaling: the autoscaler has fresh metrics and may act.
 	ConditionAutoscaling = "Autoscaling"
 	// ConditionKafkaDurable: an acknowledged write is on at least two brokers (the topic's
@@ -74,6 +78,16 @@ const (
 	// or does not watch the pipeline's namespace. The message names the operator, the namespace
 	// and the setting that decides what it watches.
 	ReasonNotReconciled = "NotReconciled"
+)
+
+// Reasons of the PodsScheduled condition.
+const (
+	// ReasonScheduled: no pod of the pipeline is unschedulable.
+	ReasonScheduled = "Scheduled"
+	// ReasonUnschedulable: the scheduler found no node for some of the pipeline's pods (their
+	// PodScheduled condition is False, reason Unschedulable); the message names the first of
+	// them, their child and the scheduler's message.
+	ReasonUnschedulable = "Unschedulable"
 )
 
 // Condition reasons of a StorageTier.

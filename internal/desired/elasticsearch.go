@@ -92,10 +92,10 @@ func Elasticsearch(in Inputs) *unstructured.Unstructured {
 		"auth":                    ElasticsearchAuth(p), // the job's own user (elasticsearchuser.go)
 		"nodeSets": []any{
 			nodeSet(p, MasterNodeSet, masters, []any{"master"}, masterSize, masterClass,
-				esContainer(in.Plan, v1alpha1.RoleElasticsearchMaster),
+				esContainer(in.Plan, v1alpha1.RoleElasticsearchMaster), WorkloadElasticsearchMaster,
 				tierAffinity(in, metadataTier(in.Plan, v1alpha1.RoleElasticsearchMaster))),
 			nodeSet(p, DataNodeSet, max(int64(in.Plan.ElasticsearchDataNodes), 1), []any{"data", "ingest"},
-				dataSize, data.StorageClassName, esContainer(in.Plan, v1alpha1.RoleElasticsearchData),
+				dataSize, data.StorageClassName, esContainer(in.Plan, v1alpha1.RoleElasticsearchData), WorkloadElasticsearchData,
 				tierAffinity(in, data.Tier)),
 		},
 	}
@@ -121,7 +121,7 @@ func esContainer(plan v1alpha1.Plan, role string) object {
 }
 
 func nodeSet(p *v1alpha1.AnalyticsPipeline, name string, count int64, roles []any,
-	size resource.Quantity, storageClass string, container, affinity object) object {
+	size resource.Quantity, storageClass string, container object, workload string, affinity object) object {
 	key := esTopologyKey(p)
 	claim := object{
 		"accessModes": []any{"ReadWriteOnce"},
@@ -142,10 +142,11 @@ func nodeSet(p *v1alpha1.AnalyticsPipeline, name string, count int64, roles []an
 	}
 	virtualMemory(p, config, podSpec)
 	set := object{
-		"name":        name,
-		"count":       count,
-		"config":      config,
-		"podTemplate": object{"spec": podSpec},
+		"name":   name,
+		"count":  count,
+		"config": config,
+		// ECK keeps the template's labels on the pods (PodLabels).
+		"podTemplate": object{"metadata": podMetadata(p, workload), "spec": podSpec},
 		"volumeClaimTemplates": []any{object{
 			"metadata": object{"name": ElasticsearchDataVolume},
 			"spec":     claim,

@@ -66,9 +66,10 @@ func Kafka(in Inputs) *unstructured.Unstructured {
 		kafka["version"] = p.Spec.Kafka.Version
 	}
 	spec := object{
-		"kafka":          kafka,
-		"entityOperator": object{"topicOperator": object{}, "userOperator": object{}},
-		"kafkaExporter":  object{"topicRegex": ".*", "groupRegex": ".*"},
+		"kafka": kafka,
+		"entityOperator": object{"topicOperator": object{}, "userOperator": object{},
+			"template": object{"pod": object{"metadata": podMetadata(p, WorkloadKafkaEntityOperator)}}},
+		"kafkaExporter": object{"topicRegex": ".*", "groupRegex": ".*"},
 	}
 	if cc := cruiseControl(in); cc != nil {
 		spec["cruiseControl"] = cc
@@ -103,6 +104,7 @@ func cruiseControl(in Inputs) object {
 		return nil
 	}
 	cc := object{
+		"template": object{"pod": object{"metadata": podMetadata(in.Pipeline, WorkloadKafkaCruiseControl)}},
 		"autoRebalance": []any{
 			object{"mode": "add-brokers", "template": object{"name": RebalanceTemplateName(in.Pipeline)}},
 			object{"mode": "remove-brokers", "template": object{"name": RebalanceTemplateName(in.Pipeline)}},

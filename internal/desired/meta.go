@@ -57,6 +57,14 @@ const (
 	StrimziClusterLabel = "strimzi.io/cluster"
 	// StrimziPoolLabel is the label Strimzi gives a node pool's pods, naming the pool.
 	StrimziPoolLabel = "strimzi.io/pool-name"
+	// LabelPipeline and LabelWorkload are on every pod the upstream operators make for a
+	// pipeline (PodLabels): the pipeline's name, and which of its workloads the pod runs. The
+	// operator finds a pipeline's pods by them alone (controllers/pipeline_scheduling.go), with a
+	// cache that holds no other pod. Strata's own keys, not app.kubernetes.io/*: Strimzi gives
+	// its pods app.kubernetes.io/instance and managed-by of its own, which a template's labels
+	// would override (PodLabels).
+	LabelPipeline = "strata.dev/pipeline"
+	LabelWorkload = "strata.dev/workload"
 	// HostnameTopologyKey is the well-known node label that names each node.
 	HostnameTopologyKey = "kubernetes.io/hostname"
 
@@ -82,6 +90,18 @@ const (
 	ComponentTopic           = "topic"
 	ComponentSpark           = "spark"
 	ComponentElasticsearch   = "elasticsearch"
+)
+
+// Values of LabelWorkload: the child, and the part of it, a pod belongs to.
+const (
+	WorkloadElasticsearchMaster = "elasticsearch-master"
+	WorkloadElasticsearchData   = "elasticsearch-data"
+	WorkloadKafkaController     = ComponentKafkaController
+	WorkloadKafkaBroker         = ComponentKafkaBroker
+	WorkloadKafkaEntityOperator = "kafka-entity-operator"
+	WorkloadKafkaCruiseControl  = "kafka-cruise-control"
+	WorkloadSparkDriver         = "spark-driver"
+	WorkloadSparkExecutor       = "spark-executor"
 )
 
 // Defaults of the API, mirrored so that a pipeline that never went through the API server (a
@@ -115,6 +135,34 @@ func Labels(p *v1alpha1.AnalyticsPipeline, app, component string) map[string]str
 // SelectorLabels are the labels that select every child of p, whatever its kind.
 func SelectorLabels(p *v1alpha1.AnalyticsPipeline) map[string]string {
 	return map[string]string{LabelInstance: p.Name, LabelManagedBy: ManagedBy}
+}
+
+// PodLabels are the labels of the pods an upstream operator makes for p's workload, set in the
+// pod template of the child that describes them. Each operator copies them onto its pods:
+//   - ECK: nodeSets[].podTemplate.metadata.labels, the base its builder merges its own labels
+//     into without overriding any (cloud-on-k8s 3.5.0, pkg/controller/elasticsearch/nodespec/
+//     podspec.go, BuildPodTemplateSpec; pkg/controller/common/defaults/pod_template.go,
+//     WithLabels: MergePreservingExistingKeys);
+//   - Strimzi: template.pod.metadata.labels of a KafkaNodePool, and of the Kafka's
+//     entityOperator and cruiseControl, added after its own labels (strimzi-kafka-operator
+//     1.2.0, cluster-operator/src/main/java/io/strimzi/operator/cluster/model/WorkloadUtils.java,
+//     createStatefulPod and createPodTemplateSpec: labels.withAdditionalLabels(
+//     TemplateUtils.labels(template))). The Kafka's own labels reach its pods only filtered: its
+//     STRIMZI_LABELS_EXCLUSION_PATTERN drops app.kubernetes.io/* but part-of (operator-common/
+//     .../model/Labels.java, fromResource); keys under strimzi.io/ are refused in a template
+//     (Labels.additionalLabels), which these are not;
+//   - the Spark operator: driver.labels and executor.labels, passed to spark-submit as
+//     spark.kubernetes.{driver,executor}.label.* (kubeflow/spark-operator v2.5.2,
+//     internal/controller/sparkapplication/submission.go, driverConfOption and
+//     executorConfOption, which also pass the SparkApplication's own labels), which Spark sets
+//     on the pods.
+func PodLabels(p *v1alpha1.AnalyticsPipeline, workload string) map[string]string {
+	return map[string]string{LabelPipeline: p.Name, LabelWorkload: workload}
+}
+
+// podMetadata is a pod template's metadata carrying PodLabels.
+func podMetadata(p *v1alpha1.AnalyticsPipeline, workload string) object {
+	return object{"labels": PodLabels(p, workload)}
 }
 
 // OwnerReference makes p the controller of a child, so that deleting the pipeline deletes its

@@ -93,7 +93,9 @@ func nodePool(p *v1alpha1.AnalyticsPipeline, name, component string, replicas in
 	if storageClass != "" {
 		volume["class"] = storageClass
 	}
-	pod := object{"topologySpreadConstraints": poolSpread(p, name)}
+	// Strimzi adds the template's labels to its pods' (PodLabels); the component names the
+	// workload (kafka-controller, kafka-broker).
+	pod := object{"metadata": podMetadata(p, component), "topologySpreadConstraints": poolSpread(p, name)}
 	if affinity != nil {
 		pod["affinity"] = affinity
 	}

@@ -110,3 +110,54 @@ func TestRackAwarenessOff(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryPodTemplateCarriesThePipelinesLabels: the operator finds a pipeline's pods by
+// strata.dev/pipeline alone (its pod cache holds no other pod), so every pod template of every
+// workload must carry it, and strata.dev/workload to say which child the pod belongs to.
+func TestEveryPodTemplateCarriesThePipelinesLabels(t *testing.T) {
+	in := splitTiers(t)
+	es, kafka, pools, app := Elasticsearch(in), Kafka(in), NodePools(in), SparkApplication(in)
+	for _, tc := range []struct {
+		obj      *unstructured.Unstructured
+		path     []string
+		workload string
+	}{
+		{es, []string{"spec", "nodeSets", "0", "podTemplate", "metadata", "labels"}, WorkloadElasticsearchMaster},
+		{es, []string{"spec", "nodeSets", "1", "podTemplate", "metadata", "labels"}, WorkloadElasticsearchData},
+		{pools[0], []string{"spec", "template", "pod", "metadata", "labels"}, WorkloadKafkaController},
+		{pools[1], []string{"spec", "template", "pod", "metadata", "labels"}, WorkloadKafkaBroker},
+		{kafka, []string{"spec", "entityOperator", "template", "pod", "metadata", "labels"}, WorkloadKafkaEntityOperator},
+		{kafka, []string{"spec", "cruiseControl", "template", "pod", "metadata", "labels"}, WorkloadKafkaCruiseControl},
+		{app, []string{"spec", "driver", "labels"}, WorkloadSparkDriver},
+		{app, []string{"spec", "executor", "labels"}, WorkloadSparkExecutor},
+	} {
+		got := pathValue(tc.obj.Object, tc.path)
+		labels, _ := got.(map[string]any)
+		if labels[LabelPipeline] != in.Pipeline.Name || labels[LabelWorkload] != tc.workload {
+			t.Errorf("%s %s: labels %v, want %s=%s and %s=%s", tc.obj.GetKind(), tc.path, got,
+				LabelPipeline, in.Pipeline.Name, LabelWorkload, tc.workload)
+		}
+	}
+}
+
+// pathValue walks maps by key and lists by index (a decimal key).
+func pathValue(v any, path []string) any {
+	for _, k := range path {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			i := 0
+			for _, c := range k {
+				i = i*10 + int(c-'0')
+			}
+			if i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}

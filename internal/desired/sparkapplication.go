@@ -79,6 +79,8 @@ func SparkApplication(in Inputs) *unstructured.Unstructured {
 		"deleteOnTermination": true,
 	}
 	driver["serviceAccount"] = DriverServiceAccount(p)
+	// Labels the Spark operator hands spark-submit for the pods (PodLabels).
+	driver["labels"], executor["labels"] = PodLabels(p, WorkloadSparkDriver), PodLabels(p, WorkloadSparkExecutor)
 	if opts := ExecutorJavaOptions(in); opts != "" {
 		executor["javaOptions"] = opts
 	}

@@ -73,7 +73,17 @@ func TestStrimziRunsTheSample(t *testing.T) {
 				return nil
 			})
 			seen := map[string]string{}
+			workload := desired.WorkloadKafkaController
+			if pool == desired.BrokerPoolName(p) {
+				workload = desired.WorkloadKafkaBroker
+			}
 			for _, pod := range pods.Items {
+				// Strimzi copies the pool's template labels onto its pods: the operator finds a
+				// pipeline's pods by them (PodsScheduled).
+				if pod.Labels[desired.LabelPipeline] != p.Name || pod.Labels[desired.LabelWorkload] != workload {
+					t.Errorf("%s has labels %v, want %s=%s and %s=%s from the pool's template", pod.Name, pod.Labels,
+						desired.LabelPipeline, p.Name, desired.LabelWorkload, workload)
+				}
 				node := byName[pod.Spec.NodeName]
 				if other, ok := seen[node.Name]; ok {
 					t.Errorf("%s and %s on node %s: one node's loss takes both", other, pod.Name, node.Name)
