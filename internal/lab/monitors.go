@@ -16,7 +16,7 @@ const monitoringGroup = "monitoring.coreos.com"
 // Monitor is what the lab reads of a Prometheus Operator PodMonitor or ServiceMonitor
 // (monitoring.coreos.com/v1) to stand its processes in for the pods and Services the monitor
 // selects, and to give the chart's metrics endpoint the certificate its tlsConfig verifies. The
-// Prometheus Operator itself turns the monitors into scrape configurations (PrometheusOperator);
+// Prometheus Operator itself turns the monitors into scrape configurations (GeneratePrometheusConfig);
 // the lab applies them to its control plane with strict field validation, so a field the
 // vendored CRDs do not know fails there.
 type Monitor struct {
