@@ -15,11 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/controlplane"
@@ -56,6 +58,10 @@ func GeneratePrometheusConfig(t testing.TB, dir string, op *Operator, interval t
 	t.Helper()
 	ctx := context.Background()
 	bin := testutil.Tool(t, "prometheus-operator", "STRATA_PROMETHEUS_OPERATOR")
+	// envtest's CRD installer logs through controller-runtime's logger, which prints a stack when
+	// nothing was set (as in internal/upstream's Start); the operator's own log is what a failure
+	// needs.
+	logf.SetLogger(logr.Discard())
 	// The kinds it reconciles beyond the three vendored in third_party/upstream-crds (the
 	// Prometheus kind above all); it finds which are installed when it starts.
 	if err := controlplane.InstallMissing(ctx, op.Config, []string{filepath.Join(filepath.Dir(bin), "crds")}); err != nil {
