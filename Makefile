@@ -69,7 +69,7 @@ docker-build: ## Build the container image $(IMG) (needs a Docker engine; the Do
 	docker build -t $(IMG) .
 
 .PHONY: tools
-tools: ## Build every pinned tool into bin/ (kube-apiserver, etcd, controller-gen, crd-ref-docs, helm, prometheus, the upstream controllers).
+tools: ## Build every pinned tool into bin/ (kube-apiserver, etcd, controller-gen, crd-ref-docs, helm, prometheus, the lab's exporters, cAdvisor and Prometheus Operator, the upstream controllers).
 	$(TOOLS) all
 
 ##@ Run and test
@@ -92,8 +92,9 @@ e2e: ## Run the end-to-end suite on a new kind cluster (needs docker and the int
 	HELM="$$($(TOOLS) path helm)" KIND="$$($(TOOLS) path kind)" $(GO) test -tags e2e -count=1 -timeout 90m -v ./e2e/...
 
 .PHONY: lab
-lab: ## Run the lab (docs/lab.md): real Kafka, exporters, operator and Prometheus; every generated query's result and alert scenario and, as root, the bandwidth model and cAdvisor on shaped links.
-	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" STRATA_PROMETHEUS="$$($(TOOLS) path prometheus)" STRATA_LAB_MODEL=1 \
+lab: ## Run the lab (docs/lab.md): real Kafka, exporters, operator, Prometheus Operator and Prometheus; every generated query's result and alert scenario and, as root, the bandwidth model and cAdvisor on shaped links.
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" STRATA_PROMETHEUS="$$($(TOOLS) path prometheus)" \
+		STRATA_PROMETHEUS_OPERATOR="$$($(TOOLS) path prometheus-operator)" STRATA_LAB_MODEL=1 \
 		$(GO) test -count=1 -timeout 75m -v -run 'TestLab|TestBandwidthModel|TestLinkSaturated' ./internal/lab/
 
 .PHONY: upstream

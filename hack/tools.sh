@@ -8,7 +8,8 @@
 #                             NAME: kube-apiserver etcd controller-gen crd-ref-docs helm prometheus
 #                             promtool kind kafka_exporter elasticsearch_exporter lab-cadvisor
 #                             kube-scheduler kube-controller-manager kwok eck-operator spark-operator
-#                             (the upstream controllers `make upstream` runs)
+#                             (the upstream controllers `make upstream` runs) prometheus-operator
+#                             (the lab's: it generates the lab's Prometheus configuration)
 #   hack/tools.sh envtest     print a directory holding kube-apiserver and etcd for envtest:
 #                             $KUBEBUILDER_ASSETS when set, else the pinned builds
 #   hack/tools.sh upstream    build what the upstream harness runs (internal/upstream)
@@ -122,6 +123,27 @@ build_prometheus() { # build_prometheus OUT CMD
   (cd "$dir" && gobuild "$cmd" "$out" -trimpath -ldflags "-s -w" "github.com/prometheus/prometheus/cmd/$cmd")
 }
 
+# build_prometheus_operator OUT: the Prometheus Operator's cmd/operator, in a wrapper module. Its
+# own go.mod replaces its two nested modules (pkg/apis/monitoring, pkg/client) with ./pkg/...,
+# which a module's zip leaves out (they are modules of their own), so it cannot build in its own
+# directory as build_in_module does; the wrapper requires the nested modules at the same release,
+# which is what the replacements point at.
+build_prometheus_operator() {
+  local out=$1 mod=github.com/prometheus-operator/prometheus-operator v=v$PROMETHEUS_OPERATOR_VERSION
+  local dir="$build/prometheus-operator-$v"
+  say "building prometheus-operator $v (a first build takes minutes)"
+  if [ ! -f "$dir/.resolved" ]; then
+    wrapper "$dir" strata.local/prometheus-operator
+    (cd "$dir" && go mod edit -require "$mod@$v" -require "$mod/pkg/apis/monitoring@$v" -require "$mod/pkg/client@$v" &&
+      go get "$mod/cmd/operator@$v" 2>&1 | { grep -v '^go: downloading' >&2 || true; } && touch .resolved) ||
+      { say "resolving prometheus-operator $v failed"; exit 1; }
+  fi
+  # The version its Makefile stamps in (GO_BUILD_LDFLAGS): the operator logs it and writes it
+  # into the objects it manages.
+  (cd "$dir" && gobuild prometheus-operator "$out" -trimpath \
+    -ldflags "-s -w -X github.com/prometheus/common/version.Version=$PROMETHEUS_OPERATOR_VERSION" "$mod/cmd/operator")
+}
+
 # build_kafka_exporter OUT: the Kafka exporter from its vendored source (third_party/kafka_exporter,
 # its own module: the proxy refuses github.com/danielqsj/kafka_exporter, its dependencies it serves).
 build_kafka_exporter() {
@@ -209,6 +231,7 @@ tool_path() {
     kwok) version=$KWOK_VERSION ;;
     eck-operator) version=v$ECK_VERSION ;;
     spark-operator) version=v$SPARK_OPERATOR_VERSION ;;
+    prometheus-operator) version=v$PROMETHEUS_OPERATOR_VERSION ;;
     etcd) version=$ETCD_VERSION ;;
     controller-gen) version=$CONTROLLER_TOOLS_VERSION ;;
     crd-ref-docs) version=$CRD_REF_DOCS_VERSION ;;
@@ -229,6 +252,9 @@ tool_path() {
       eck-operator) build_in_module "$out" "github.com/elastic/cloud-on-k8s/v3@$version" cmd \
         "-X github.com/elastic/cloud-on-k8s/v3/pkg/about.version=$ECK_VERSION" ;;
       spark-operator) build_in_module "$out" "github.com/kubeflow/spark-operator/v2@$version" cmd/operator ;;
+      # The version its Makefile stamps in (GO_BUILD_LDFLAGS): the operator writes it into the
+      # objects it manages and logs it.
+      prometheus-operator) build_prometheus_operator "$out" ;;
       etcd) build_etcd "$out" ;;
       controller-gen) go_install "$out" "sigs.k8s.io/controller-tools/cmd/controller-gen@$version" ;;
       crd-ref-docs) go_install "$out" "github.com/elastic/crd-ref-docs@$version" ;;
@@ -261,6 +287,14 @@ tool_path() {
           module_files "github.com/kubeflow/spark-operator/v2@$version" "$(dirname "$out")/crds/$f.yaml" \
             "charts/spark-operator-chart/crds/sparkoperator.k8s.io_$f.yaml"
         done; } ;;
+    prometheus-operator) # Every monitoring.coreos.com CRD of the release (example/prometheus-operator-crd):
+      # third_party/upstream-crds vendors only the three kinds Strata writes, and the lab needs the
+      # Prometheus kind too; the operator watches the others it finds installed.
+      [ -f "$(dirname "$out")/crds/monitoring.coreos.com_prometheuses.yaml" ] || { mkdir -p "$(dirname "$out")/crds" &&
+        for f in alertmanagerconfigs alertmanagers podmonitors probes prometheusagents prometheuses prometheusrules scrapeconfigs servicemonitors thanosrulers; do
+          module_files "github.com/prometheus-operator/prometheus-operator@$version" "$(dirname "$out")/crds/monitoring.coreos.com_$f.yaml" \
+            "example/prometheus-operator-crd/monitoring.coreos.com_$f.yaml"
+        done; } ;;
   esac
   echo "$out"
 }
@@ -283,6 +317,6 @@ case ${1:-} in
   path) tool_path "${2:?tool name}" ;;
   envtest) envtest_dir ;;
   upstream) for t in kube-apiserver etcd kube-scheduler kube-controller-manager kwok eck-operator spark-operator; do tool_path "$t" >/dev/null; done ;;
-  all) for t in kube-apiserver etcd controller-gen crd-ref-docs helm prometheus promtool kafka_exporter elasticsearch_exporter lab-cadvisor kube-scheduler kube-controller-manager kwok eck-operator spark-operator; do tool_path "$t" >/dev/null; done ;;
+  all) for t in kube-apiserver etcd controller-gen crd-ref-docs helm prometheus promtool kafka_exporter elasticsearch_exporter lab-cadvisor prometheus-operator kube-scheduler kube-controller-manager kwok eck-operator spark-operator; do tool_path "$t" >/dev/null; done ;;
   *) sed -n '2,15p' "$0" >&2; exit 2 ;;
 esac

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/strata-dev/strata/internal/testutil"
 )
 
@@ -203,17 +205,34 @@ func removeCgroup(cgroup string) {
 // /metrics/cadvisor, honorLabels (the series' own namespace, pod and container are the
 // containers', not the kubelet's), honorTimestamps, and the metrics_path label. The lab's
 // endpoint is plain HTTP, where the kubelet's is HTTPS with the ServiceAccount's token.
-func KubeletMonitor() Monitor {
-	var m Monitor
-	m.APIVersion, m.Kind = "monitoring.coreos.com/v1", "ServiceMonitor"
-	m.Metadata.Name, m.Metadata.Namespace = "kube-prometheus-stack-kubelet", MonitorNamespace
-	m.Spec.JobLabel = "k8s-app"
-	m.Spec.Selector.MatchLabels = map[string]string{"app.kubernetes.io/name": "kubelet", "k8s-app": "kubelet"}
-	m.Spec.NamespaceSelector.MatchNames = []string{KubeletNamespace}
-	honor := true
-	m.Spec.Endpoints = []Endpoint{{
-		Port: "http-metrics", Path: "/metrics/cadvisor", HonorLabels: true, HonorTimestamps: &honor,
-		Relabelings: []Relabel{{SourceLabels: []string{"__metrics_path__"}, TargetLabel: "metrics_path"}},
-	}}
-	return m
+func KubeletMonitor() *unstructured.Unstructured {
+	objs, err := monitoringObjects([]byte(fmt.Sprintf(kubeletMonitor, KubeletService, MonitorNamespace, KubeletNamespace)), MonitorNamespace, "ServiceMonitor")
+	if err != nil || len(objs) != 1 {
+		panic(fmt.Sprintf("the kubelet ServiceMonitor: %v", err))
+	}
+	return objs[0]
 }
+
+const kubeletMonitor = `
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  jobLabel: k8s-app
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: kubelet
+      k8s-app: kubelet
+  namespaceSelector:
+    matchNames: [%s]
+  endpoints:
+    - port: http-metrics
+      path: /metrics/cadvisor
+      honorLabels: true
+      honorTimestamps: true
+      relabelings:
+        - sourceLabels: [__metrics_path__]
+          targetLabel: metrics_path
+`

@@ -17,10 +17,13 @@ import (
 )
 
 // Chart is what the lab takes from the Helm chart (charts/strata) rendered with its
-// ServiceMonitor enabled: the ServiceMonitor, and the metrics Service and the operator pod it
-// selects, so that the operator's series get the labels they get in a cluster.
+// ServiceMonitor and PrometheusRule enabled: the ServiceMonitor, and the metrics Service and the
+// operator pod it selects, so that the operator's series get the labels they get in a cluster.
 type Chart struct {
 	Monitor Monitor
+	// Objects are the ServiceMonitor and the PrometheusRule as rendered, for the Prometheus
+	// Operator.
+	Objects []*unstructured.Unstructured
 	// Pod is the operator's pod (its Address left to fill): the Deployment's pod labels, the
 	// container serving the Service's target port, the Service.
 	Pod Pod
@@ -42,7 +45,7 @@ func RenderChart(t testing.TB, release, namespace string) Chart {
 	helm := testutil.Tool(t, "helm", "HELM")
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(helm, "template", release, filepath.Join(testutil.Root(), "charts", "strata"),
-		"--namespace", namespace, "--set", "serviceMonitor.enabled=true")
+		"--namespace", namespace, "--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("helm template: %v\n%s", err, stderr.String())
@@ -93,6 +96,9 @@ func parseChart(manifest []byte, namespace string) (Chart, error) {
 		return c, fmt.Errorf("the chart renders %d monitors, want one ServiceMonitor with one endpoint", len(monitors))
 	}
 	c.Monitor = monitors[0]
+	if c.Objects, err = monitoringObjects(manifest, namespace, "ServiceMonitor", "PrometheusRule"); err != nil {
+		return c, err
+	}
 	var objs []object
 	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(manifest), -1) {
 		var o object

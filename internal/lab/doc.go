@@ -20,13 +20,17 @@
 //   - the real operator (cmd/manager as a process, with the chart's arguments, ServiceAccount
 //     and RBAC) on a control plane of its own, planning the lab's pipeline; its metrics endpoint
 //     serves HTTPS and checks every scraper's token with the API server, as the chart deploys it;
-//   - a real Prometheus (the pinned bin/prometheus) whose scrape configuration is generated from
-//     Strata's PodMonitors (config/prometheus/upstream-monitors.yaml) and the chart's
-//     ServiceMonitor (helm template charts/strata), relabelled as the Prometheus Operator does,
-//     so every series carries the labels it carries in a cluster; the alert rules are the ones
-//     `make observability` generates.
+//   - the real Prometheus Operator (v0.93.0) on the same control plane, turning Strata's
+//     PodMonitors (config/prometheus/upstream-monitors.yaml), the chart's ServiceMonitor and
+//     PrometheusRule (helm template charts/strata) and the kubelet's ServiceMonitor into the
+//     Prometheus configuration and rule files it writes for a Prometheus object;
+//   - a real Prometheus (the pinned bin/prometheus) running that configuration, changed only where
+//     the lab is not a cluster (Rewrite: file_sd for kubernetes_sd, the pod's mounted files, the
+//     config reloader's $(VAR)s, the lab's interval), so every series carries the labels it carries
+//     in a cluster and the alerts are the chart's.
 //
-// Every process is a "pod" to the scrape configuration: a file_sd target with the
-// __meta_kubernetes_* labels Kubernetes service discovery would give it. The helpers are for tests
-// (they take a testing.TB and stop what they start in its Cleanup).
+// Every process is a "pod" to the service discovery: a file_sd target with the
+// __meta_kubernetes_* labels Kubernetes service discovery would give it, for every generated
+// discovery whose role and namespaces would find it. The helpers are for tests (they take a
+// testing.TB and stop what they start in its Cleanup).
 package lab

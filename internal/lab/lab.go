@@ -9,9 +9,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/alerts"
@@ -84,15 +88,20 @@ type Lab struct {
 	// CAdvisor reports the job's executors (Start) or the brokers (StartOnLinks) as their pods'
 	// containers; nil without root.
 	CAdvisor *CAdvisor
-	Monitors []Monitor
-	// OperatorMonitor is the chart's ServiceMonitor, one of Monitors.
+	// Generated is what the Prometheus Operator generated from the monitors and rules; the lab's
+	// Prometheus runs its configuration as Rewrite changes it.
+	Generated Generated
+	// OperatorMonitor is the chart's ServiceMonitor.
 	OperatorMonitor Monitor
 	// Net is the lab's network namespaces and links (StartOnLinks; nil otherwise).
 	Net *netlab.Lab
 
-	dir  string
-	mu   sync.Mutex
-	pods []Pod
+	dir string
+	// discoveries are the generated configuration's service discoveries, whose targets the lab
+	// writes.
+	discoveries []Discovery
+	mu          sync.Mutex
+	pods        []Pod
 }
 
 // The lab's job is planned for the machines the lab runs on: 2 cores, shared with three
@@ -164,7 +173,7 @@ func Start(t testing.TB, o Options) *Lab {
 	// the executor signals); the brokers share the machine's interfaces here, so their network
 	// series are StartOnLinks' to check.
 	var cadvisor *CAdvisor
-	var extra []Monitor
+	var extra []*unstructured.Unstructured
 	if why := cgroupsUnavailable(); why != "" {
 		t.Log(why)
 	} else {
@@ -204,10 +213,15 @@ func Start(t testing.TB, o Options) *Lab {
 	return l
 }
 
+// podTokenFile is where a pod's ServiceAccount token is mounted, which the chart's ServiceMonitor
+// names as its bearerTokenFile.
+const podTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
 // startControl starts what every lab has: the operator on its control plane with the lab's
-// pipeline applied (planned, its autoscaler reading the lab's Prometheus) and Prometheus with the
-// generated scrape configuration (the monitors, and extra ones) and alert rules.
-func startControl(t testing.TB, o Options, extra ...Monitor) *Lab {
+// pipeline applied (planned, its autoscaler reading the lab's Prometheus), and Prometheus with
+// the configuration and rules the Prometheus Operator generates from Strata's PodMonitors, the
+// chart's ServiceMonitor and PrometheusRule, and extra monitors.
+func startControl(t testing.TB, o Options, extra ...*unstructured.Unstructured) *Lab {
 	t.Helper()
 	p, err := Pipeline(o)
 	if err != nil {
@@ -219,36 +233,57 @@ func startControl(t testing.TB, o Options, extra ...Monitor) *Lab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Monitors, err = ParseMonitors(upstream, MonitorNamespace); err != nil {
+	monitors, err := monitoringObjects(upstream, MonitorNamespace, "PodMonitor", "ServiceMonitor")
+	if err != nil {
 		t.Fatal(err)
 	}
 	chart := RenderChart(t, "strata", alerts.DefaultNamespace)
 	l.Operator = StartOperator(t, l.dir, chart)
-	ep := chart.Monitor.Spec.Endpoints[0]
-	if ep.TLSConfig == nil {
-		t.Fatal("the chart's ServiceMonitor has no tlsConfig")
-	}
-	// What the Prometheus Operator mounts into the Prometheus pod: the metrics CA Secret's key
-	// and the pod's ServiceAccount token (here the monitoring ServiceAccount's).
-	chart.Monitor.Files = map[string]string{
-		TLSAssetPath(chart.Monitor.Metadata.Namespace, ep.TLSConfig.CA): l.Operator.CAFile,
-		ep.BearerTokenFile: l.Operator.TokenFile,
-	}
 	l.OperatorMonitor = chart.Monitor
-	l.Monitors = append(append(l.Monitors, chart.Monitor), extra...)
-
-	rules, err := alerts.RuleGroups(alerts.Defaults)
+	secret, err := metricsCASecret(chart.Monitor, l.Operator.CAFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rules, err = ShortenFor(rules, o.alertFor()); err != nil {
+	objects := []client.Object{secret}
+	for _, obj := range append(append(monitors, chart.Objects...), extra...) {
+		if obj.GetKind() == "PrometheusRule" {
+			// Every alert's for: shortened, so that scenarios see alerts fire within a test.
+			if err := shortenRuleFor(obj, o.alertFor()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		objects = append(objects, obj)
+	}
+	l.Generated = GeneratePrometheusConfig(t, l.dir, l.Operator, o.ScrapeInterval, objects...)
+
+	// What the Prometheus pod would mount: the tls-assets Secrets, the rulefiles ConfigMaps, its
+	// ServiceAccount's token (the monitoring ServiceAccount's), and the config reloader's
+	// environment for its first pod of shard 0.
+	rw := Rewrite{
+		Env:        map[string]string{"POD_NAME": prometheusPrefix + "-0", "SHARD": "0"},
+		TargetsDir: l.dir, CertsDir: filepath.Join(l.dir, "certs"), RulesDir: filepath.Join(l.dir, "rules"),
+		Files:    map[string]string{podTokenFile: l.Operator.TokenFile},
+		Interval: o.ScrapeInterval,
+	}
+	if err := writeFiles(rw.CertsDir, l.Generated.TLSAssets); err != nil {
 		t.Fatal(err)
 	}
-	rulesFile := filepath.Join(l.dir, "rules.yaml")
-	if err := os.WriteFile(rulesFile, rules, 0o600); err != nil {
+	for cm, files := range l.Generated.RuleFiles {
+		if err := writeFiles(filepath.Join(rw.RulesDir, cm), files); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config, discoveries, err := rw.Apply(l.Generated.Config)
+	if err != nil {
 		t.Fatal(err)
 	}
-	l.Prometheus = StartPrometheus(t, l.dir, l.Monitors, o.ScrapeInterval, rulesFile)
+	l.discoveries = discoveries
+	for _, d := range discoveries {
+		if err := writeTargets(d, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Prometheus = StartPrometheus(t, l.dir, config)
 
 	// The operator plans the pipeline and its autoscaler reads the lab's Prometheus.
 	p.Spec.Autoscaling.PrometheusURL = l.Prometheus.URL
@@ -260,14 +295,48 @@ func startControl(t testing.TB, o Options, extra ...Monitor) *Lab {
 	return l
 }
 
-// AddPod makes a process a scrape target of every monitor that selects it.
+// metricsCASecret is the Secret the chart's ServiceMonitor takes its CA from (cert-manager writes
+// it in a cluster, metrics-tls.yaml), holding the lab's metrics CA: the Prometheus Operator copies
+// the key into the TLS assets.
+func metricsCASecret(m Monitor, caFile string) (*corev1.Secret, error) {
+	ep := m.Spec.Endpoints[0]
+	if ep.TLSConfig == nil || ep.TLSConfig.CA.Secret == nil {
+		return nil, fmt.Errorf("the chart's ServiceMonitor takes no CA from a Secret")
+	}
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	ref := ep.TLSConfig.CA.Secret
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: m.Metadata.Namespace, Name: ref.Name},
+		Data: map[string][]byte{ref.Key: ca}}, nil
+}
+
+// shortenRuleFor gives every alert of a PrometheusRule the `for:` d (ShortenFor).
+func shortenRuleFor(rule *unstructured.Unstructured, d time.Duration) error {
+	spec, _, _ := unstructured.NestedMap(rule.Object, "spec")
+	b, err := yaml.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	if b, err = ShortenFor(b, d); err != nil {
+		return fmt.Errorf("PrometheusRule %s: %w", rule.GetName(), err)
+	}
+	spec = map[string]any{}
+	if err := yaml.Unmarshal(b, &spec); err != nil {
+		return err
+	}
+	return unstructured.SetNestedMap(rule.Object, spec, "spec")
+}
+
+// AddPod makes a process a target of every service discovery that would find it.
 func (l *Lab) AddPod(t testing.TB, p Pod) {
 	t.Helper()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pods = append(l.pods, p)
-	for i, m := range l.Monitors {
-		if err := writeTargets(targetsFile(l.dir, i), m, l.pods); err != nil {
+	for _, d := range l.discoveries {
+		if err := writeTargets(d, l.pods); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -42,6 +42,8 @@ import (
 type Operator struct {
 	Address string
 	Client  client.Client
+	// Config reaches the control plane's API server as a cluster admin.
+	Config *rest.Config
 	// CAFile and TokenFile are what Prometheus is given: the CA of the metrics certificate and
 	// the token of the monitoring ServiceAccount bound to the chart's metrics-reader ClusterRole.
 	CAFile, TokenFile string
@@ -76,7 +78,7 @@ func StartOperator(t testing.TB, dir string, chart Chart) *Operator {
 func RunOperator(t testing.TB, dir string, chart Chart, cfg *rest.Config, c client.Client, fixtures ...client.Object) *Operator {
 	t.Helper()
 	ctx := context.Background()
-	o := &Operator{Client: c, chart: chart}
+	o := &Operator{Client: c, Config: cfg, chart: chart}
 
 	// The metrics certificate, for the name the ServiceMonitor verifies (its tlsConfig.serverName:
 	// the metrics Service's DNS name), as the chart's metrics-tls.yaml issues it.

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/strata-dev/strata/internal/testutil"
 )
 
@@ -25,36 +23,11 @@ type Prometheus struct {
 }
 
 // StartPrometheus starts the pinned Prometheus ($STRATA_PROMETHEUS, else hack/tools.sh's build)
-// with the scrape configurations of monitors (their targets in file_sd files under dir, which
-// the lab rewrites as processes come and go) and the rule files, evaluated every interval.
-func StartPrometheus(t testing.TB, dir string, monitors []Monitor, interval time.Duration, ruleFiles ...string) *Prometheus {
+// with config (the Prometheus Operator's configuration as Rewrite changes it for the lab).
+func StartPrometheus(t testing.TB, dir string, config []byte) *Prometheus {
 	t.Helper()
-	var scrapes []map[string]any
-	for i, m := range monitors {
-		cfgs, err := m.ScrapeConfigs(targetsFile(dir, i), interval.String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := writeTargets(targetsFile(dir, i), m, nil); err != nil {
-			t.Fatal(err)
-		}
-		scrapes = append(scrapes, cfgs...)
-	}
-	config := map[string]any{
-		"global": map[string]any{
-			"scrape_interval":     interval.String(),
-			"scrape_timeout":      interval.String(),
-			"evaluation_interval": interval.String(),
-		},
-		"rule_files":     ruleFiles,
-		"scrape_configs": scrapes,
-	}
-	b, err := yaml.Marshal(config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfgFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgFile, b, 0o600); err != nil {
+	if err := os.WriteFile(cfgFile, config, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	bin := testutil.Tool(t, "prometheus", "STRATA_PROMETHEUS")
@@ -67,10 +40,6 @@ func StartPrometheus(t testing.TB, dir string, monitors []Monitor, interval time
 		t.Fatal(err)
 	}
 	return p
-}
-
-func targetsFile(dir string, i int) string {
-	return filepath.Join(dir, fmt.Sprintf("targets-%d.json", i))
 }
 
 // Result is one instant query's answer.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 )
 
@@ -32,17 +33,20 @@ type targetGroup struct {
 	Labels  map[string]string `json:"labels"`
 }
 
-// targetGroups are the targets the kubernetes_sd_configs of m's role would find among pods: the
-// pod role (PodMonitor) has one per container port, the endpoints role (ServiceMonitor) one per
-// endpoint address and port of a Service, with the pod's metadata when the address is a pod's.
-// Label names follow Prometheus' Kubernetes SD (discovery/kubernetes/pod.go and endpoints.go).
-func targetGroups(m Monitor, pods []Pod) []targetGroup {
+// targetGroups are the targets the kubernetes_sd_configs entry d replaces would find among pods:
+// the pod role (a PodMonitor's) has one per container port, the endpoints role (a
+// ServiceMonitor's) one per endpoint address and port of a Service, with the pod's metadata when
+// the address is a pod's. Only the pods of d's namespaces are found, as the operator restricts the
+// discovery to the monitor's namespaceSelector. Label names follow Prometheus' Kubernetes SD
+// (discovery/kubernetes/pod.go and endpoints.go).
+func targetGroups(d Discovery, pods []Pod) []targetGroup {
 	out := []targetGroup{}
+	endpoints := d.Role == "endpoints"
 	for _, p := range pods {
-		if !m.Selects(p.Namespace) {
+		if !d.Covers(p.Namespace) {
 			continue
 		}
-		if m.Kind == "ServiceMonitor" && p.Service == nil {
+		if endpoints && p.Service == nil {
 			continue
 		}
 		l := map[string]string{
@@ -59,7 +63,7 @@ func targetGroups(m Monitor, pods []Pod) []targetGroup {
 			l["__meta_kubernetes_pod_label_"+sanitize(k)] = v
 			l["__meta_kubernetes_pod_labelpresent_"+sanitize(k)] = "true"
 		}
-		if m.Kind == "ServiceMonitor" {
+		if endpoints {
 			s := p.Service
 			l["__meta_kubernetes_service_name"] = s.Name
 			l["__meta_kubernetes_endpoint_port_name"] = s.PortName
@@ -87,10 +91,16 @@ func portOf(address string) string {
 	return ""
 }
 
-// writeTargets writes the file_sd file of m's scrape configurations (atomically: Prometheus
-// watches the file).
-func writeTargets(file string, m Monitor, pods []Pod) error {
-	b, err := json.MarshalIndent(targetGroups(m, pods), "", "  ")
+// sanitize is the label-name form Kubernetes service discovery gives a Kubernetes label
+// (prometheus/util/strutil.SanitizeLabelName).
+func sanitize(name string) string {
+	return regexp.MustCompile(`[^a-zA-Z0-9_]`).ReplaceAllString(name, "_")
+}
+
+// writeTargets writes d's file_sd file (atomically: Prometheus watches the file).
+func writeTargets(d Discovery, pods []Pod) error {
+	file := d.File
+	b, err := json.MarshalIndent(targetGroups(d, pods), "", "  ")
 	if err != nil {
 		return err
 	}
