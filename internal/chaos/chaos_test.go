@@ -140,15 +140,16 @@ func life(ctx context.Context, t *testing.T, h *upstream.Cluster, sample *v1alph
 
 // same records (record) or compares the pipeline's children with the reference of the step.
 func same(ctx context.Context, h *upstream.Cluster, p *v1alpha1.AnalyticsPipeline, step string, record bool, ref map[string]Snapshot) error {
-	got, err := Take(ctx, h.Client, p)
+	if record {
+		got, err := Take(ctx, h.Client, p)
+		ref[step] = got
+		return err
+	}
+	d, err := Differs(ctx, h.Client, p, ref[step])
 	if err != nil {
 		return err
 	}
-	if record {
-		ref[step] = got
-		return nil
-	}
-	if d := got.Diff(ref[step]); d != "" {
+	if d != "" {
 		return fmt.Errorf("children differ from the uninterrupted run's:\n  %s", d)
 	}
 	return nil
@@ -210,7 +211,7 @@ func deleted(ctx context.Context, h *upstream.Cluster, p *v1alpha1.AnalyticsPipe
 	if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("the pipeline still exists (%v)", err)
 	}
-	left, err := take(ctx, h.Client, p, true)
+	left, err := children(ctx, h.Client, p, true)
 	if err != nil {
 		return err
 	}

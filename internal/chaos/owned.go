@@ -5,38 +5,54 @@ import (
 	"reflect"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // FieldManager is the field manager Strata applies every child as.
 const FieldManager = "strata"
 
-// owned is the part of u that FieldManager's server-side apply owns (its managedFields entry):
-// what Strata decided, without what the API server, ECK or the controller-manager added
-// (defaults, a claim's volumeName). nil when Strata owns nothing of u.
-func owned(u *unstructured.Unstructured) (map[string]any, error) {
+// ownedFields is FieldManager's field set on u: its apply's managedFields entry (nil when
+// Strata applied nothing of u).
+func ownedFields(u *unstructured.Unstructured) (map[string]any, error) {
 	for _, mf := range u.GetManagedFields() {
-		if mf.Manager != FieldManager || mf.Subresource != "" || mf.FieldsV1 == nil {
+		if mf.Manager != FieldManager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
 		}
 		var fields map[string]any
 		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
 			return nil, err
 		}
-		out, _ := pick(u.Object, fields).(map[string]any)
-		if meta, ok := out["metadata"].(map[string]any); ok {
-			delete(meta, "managedFields")
-			// The owner's UID is the pipeline's, different in every run of the same life.
-			refs, _ := meta["ownerReferences"].([]any)
-			for _, r := range refs {
-				if m, ok := r.(map[string]any); ok {
-					delete(m, "uid")
-				}
-			}
-		}
-		return out, nil
+		return fields, nil
 	}
 	return nil, nil
+}
+
+// decided is the part of u that fields names (what Strata applied, the API server's defaults,
+// ECK's or the controller-manager's additions left out), without what differs between two runs
+// of one life by nature: the owner's UID, a Secret's values (a password is generated once per
+// pipeline).
+func decided(u *unstructured.Unstructured, fields map[string]any) map[string]any {
+	out, _ := pick(u.Object, fields).(map[string]any)
+	if meta, ok := out["metadata"].(map[string]any); ok {
+		delete(meta, "managedFields")
+		// Owner references are a list keyed by UID, the pipeline's, which differs between runs:
+		// the field set of one run names none of another's, so the live list is taken whole.
+		if _, set := meta["ownerReferences"]; set {
+			meta["ownerReferences"] = runtime.DeepCopyJSONValue(u.Object["metadata"].(map[string]any)["ownerReferences"])
+		}
+		refs, _ := meta["ownerReferences"].([]any)
+		for _, r := range refs {
+			if m, ok := r.(map[string]any); ok {
+				delete(m, "uid")
+			}
+		}
+	}
+	if u.GetKind() == "Secret" && out != nil {
+		out["data"] = keys(out["data"])
+	}
+	return out
 }
 
 // pick walks a fieldsV1 set (structured-merge-diff's format: "f:<field>" for a map's field,

@@ -21,25 +21,25 @@ func TestOwned(t *testing.T) {
 			"roles": []any{"x", "y"},
 		},
 	}}
-	fields := `{"f:metadata":{"f:labels":{"f:a":{}}},"f:spec":{"f:resources":{"f:requests":{"f:storage":{}}},
+	raw := `{"f:metadata":{"f:labels":{"f:a":{}}},"f:spec":{"f:resources":{"f:requests":{"f:storage":{}}},
 		"f:nodeSets":{"k:{\"name\":\"master\"}":{".":{},"f:name":{},"f:count":{}}},"f:roles":{"v:\"y\"":{}}}}`
 	u.SetManagedFields([]metav1.ManagedFieldsEntry{
 		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1",
 			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:volumeName":{}}}`)}},
 		{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}},
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(raw)}},
 	})
-	got, err := owned(u)
+	fields, err := ownedFields(u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := json.Marshal(got)
+	b, _ := json.Marshal(decided(u, fields))
 	want := `{"metadata":{"labels":{"a":"1"}},"spec":{"nodeSets":[{"count":3,"name":"master"}],"resources":{"requests":{"storage":"1Gi"}},"roles":["y"]}}`
 	if string(b) != want {
 		t.Errorf("owned:\n got %s\nwant %s", b, want)
 	}
 	none := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x"}}}
-	if got, err := owned(none); err != nil || got != nil {
+	if got, err := ownedFields(none); err != nil || got != nil {
 		t.Errorf("an object Strata owns nothing of: %v, %v", got, err)
 	}
 }

@@ -17,23 +17,96 @@ import (
 	"github.com/strata-dev/strata/internal/desired"
 )
 
-// Snapshot is what a pipeline's children are at one moment, by kind/name: the fields Strata's
-// server-side apply owns in each (owned), with the namespace's name replaced, so that two runs
-// of the same life in two namespaces compare. A Secret's values are left out (a password is
-// generated once per pipeline), its keys kept.
-type Snapshot map[string]string
+// Snapshot is what a pipeline's children are at one moment, by kind/name: the fields Strata
+// applied in each (its server-side apply's field set, kept to read the same fields of another
+// run's objects) and their values, with the namespace's name replaced, so that two runs of one
+// life in two namespaces compare.
+type Snapshot map[string]Decided
 
-// Take lists every child kind Strata writes in p's namespace by p's selector labels; objects an
-// upstream controller made (controlled by another owner, with labels it copied) and objects
-// being deleted are not Strata's decision and are left out.
-func Take(ctx context.Context, c client.Client, p *v1alpha1.AnalyticsPipeline) (Snapshot, error) {
-	return take(ctx, c, p, false)
+// Decided is one child's fields as Strata applied them, and their values.
+type Decided struct {
+	Fields map[string]any
+	Value  string
 }
 
-// take is Take, with the objects being deleted too when deleting (a finalizer left on one keeps
-// it forever).
-func take(ctx context.Context, c client.Client, p *v1alpha1.AnalyticsPipeline, deleting bool) (Snapshot, error) {
+// Take lists every child kind Strata writes in p's namespace by p's selector labels and keeps
+// what Strata applied of each. Objects Strata applied nothing of (an upstream controller's, with
+// labels it copied) and objects being deleted are left out.
+func Take(ctx context.Context, c client.Client, p *v1alpha1.AnalyticsPipeline) (Snapshot, error) {
+	live, err := children(ctx, c, p, false)
+	if err != nil {
+		return nil, err
+	}
 	out := Snapshot{}
+	for k, u := range live {
+		fields, err := ownedFields(u)
+		if err != nil {
+			return nil, err
+		}
+		if fields == nil {
+			continue
+		}
+		v, err := value(u, fields, p.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = Decided{fields, v}
+	}
+	return out, nil
+}
+
+// Differs says how p's children differ from want, a snapshot of another run ("" when they do
+// not): for each of want's objects, the same fields read in the live one, whoever owns them
+// now (another field manager may take a field over with the same value, which changes nothing
+// of what runs); an object missing; an object of p's Strata applied something of that want does
+// not hold.
+func Differs(ctx context.Context, c client.Client, p *v1alpha1.AnalyticsPipeline, want Snapshot) (string, error) {
+	live, err := children(ctx, c, p, false)
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	for k, w := range want {
+		u, ok := live[k]
+		if !ok {
+			out = append(out, k+" missing")
+			continue
+		}
+		got, err := value(u, w.Fields, p.Namespace)
+		if err != nil {
+			return "", err
+		}
+		if got != w.Value {
+			out = append(out, fmt.Sprintf("%s differs:\n    got  %s\n    want %s", k, got, w.Value))
+		}
+	}
+	for k, u := range live {
+		if _, ok := want[k]; ok {
+			continue
+		}
+		if fields, err := ownedFields(u); err != nil {
+			return "", err
+		} else if fields != nil {
+			out = append(out, k+" is extra")
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n  "), nil
+}
+
+func value(u *unstructured.Unstructured, fields map[string]any, namespace string) (string, error) {
+	b, err := json.Marshal(decided(u, fields))
+	if err != nil {
+		return "", err
+	}
+	return strings.ReplaceAll(string(b), namespace, "NAMESPACE"), nil
+}
+
+// children lists the objects of every child kind in p's namespace with p's selector labels, by
+// kind/name, but those an upstream controller controls; with those being deleted when deleting
+// (a finalizer left on one keeps it forever).
+func children(ctx context.Context, c client.Client, p *v1alpha1.AnalyticsPipeline, deleting bool) (map[string]*unstructured.Unstructured, error) {
+	out := map[string]*unstructured.Unstructured{}
 	for _, k := range controllers.ChildKinds {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
@@ -44,28 +117,15 @@ func take(ctx context.Context, c client.Client, p *v1alpha1.AnalyticsPipeline, d
 		if err != nil {
 			return nil, err
 		}
-		for _, item := range list.Items {
-			if owner := metav1.GetControllerOf(&item); owner != nil && owner.Kind != "AnalyticsPipeline" {
+		for i := range list.Items {
+			item := &list.Items[i]
+			if owner := metav1.GetControllerOf(item); owner != nil && owner.Kind != "AnalyticsPipeline" {
 				continue
 			}
 			if item.GetDeletionTimestamp() != nil && !deleting {
 				continue
 			}
-			decided, err := owned(&item)
-			if err != nil {
-				return nil, err
-			}
-			if decided == nil {
-				continue // nothing of it is Strata's
-			}
-			if item.GetKind() == "Secret" {
-				decided["data"] = keys(decided["data"])
-			}
-			b, err := json.Marshal(decided)
-			if err != nil {
-				return nil, err
-			}
-			out[item.GetKind()+"/"+item.GetName()] = strings.ReplaceAll(string(b), p.Namespace, "NAMESPACE")
+			out[item.GetKind()+"/"+item.GetName()] = item
 		}
 	}
 	return out, nil
@@ -79,24 +139,4 @@ func keys(v any) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// Diff says how s differs from want ("" when it does not).
-func (s Snapshot) Diff(want Snapshot) string {
-	var out []string
-	for k, w := range want {
-		switch got, ok := s[k]; {
-		case !ok:
-			out = append(out, k+" missing")
-		case got != w:
-			out = append(out, fmt.Sprintf("%s differs:\n    got  %s\n    want %s", k, got, w))
-		}
-	}
-	for k := range s {
-		if _, ok := want[k]; !ok {
-			out = append(out, k+" is extra")
-		}
-	}
-	sort.Strings(out)
-	return strings.Join(out, "\n  ")
 }
