@@ -43,3 +43,21 @@ func TestOwned(t *testing.T) {
 		t.Errorf("an object Strata owns nothing of: %v, %v", got, err)
 	}
 }
+
+func TestContainsJSON(t *testing.T) {
+	cases := []struct {
+		sup, sub string
+		want     bool
+	}{
+		{`{"a":[{"x":1,"status":{}}],"b":2}`, `{"a":[{"x":1}]}`, true},
+		{`{"a":[{"x":1}]}`, `{"a":[{"x":2}]}`, false},
+		{`{"a":[{"x":1}]}`, `{"a":[{"x":1},{"x":2}]}`, false},
+		{`{"a":null}`, `{"a":[]}`, false},
+		{`{"a":"v"}`, `{}`, true},
+	}
+	for _, c := range cases {
+		if got := containsJSON(c.sup, c.sub); got != c.want {
+			t.Errorf("containsJSON(%s, %s) = %v", c.sup, c.sub, got)
+		}
+	}
+}
