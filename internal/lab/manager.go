@@ -165,9 +165,6 @@ func (o *Operator) Kill() {
 	}
 }
 
-// Starts is how many times the operator was started.
-func (o *Operator) Starts() int { return o.starts }
-
 // unboundToken is a token of a ServiceAccount the API server knows but that no binding lets
 // read /metrics.
 func (o *Operator) unboundToken(t testing.TB) []byte {

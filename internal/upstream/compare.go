@@ -4,39 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
-	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
 )
-
-// RenderedFor is `strata render`'s output for p as it is now (its spec, in its namespace) with
-// the tiers in tierFiles: what the operator applies for it on a first apply.
-func RenderedFor(t testing.TB, p *v1alpha1.AnalyticsPipeline, tierFiles ...string) GoldenCase {
-	t.Helper()
-	out := &v1alpha1.AnalyticsPipeline{Spec: *p.Spec.DeepCopy()}
-	out.APIVersion, out.Kind = v1alpha1.GroupVersion.String(), "AnalyticsPipeline"
-	out.Name, out.Namespace = p.Name, p.Namespace
-	b, err := yaml.Marshal(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := filepath.Join(t.TempDir(), "pipeline.yaml")
-	if err := os.WriteFile(f, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return Rendered(t, p.Name, p.Namespace, append([]string{f}, tierFiles...)...)
-}
 
 // Differences lists what differs between the objects of a rendered case and the live ones:
 // an object missing, or a field render prints that the live object holds otherwise (what the
