@@ -40,7 +40,8 @@ const converge = 5 * time.Minute
 // would on its first reconcile (no Strimzi runs in CI).
 const clusterID = "chaos-cluster-id-0000"
 
-// TestCrashAnywhere runs a pipeline's life — create, scale up, scale down, delete under Delete —
+// TestCrashAnywhere runs a pipeline's life — create, scale up, scale down, the loss of a node
+// with one of its volumes, delete under Delete —
 // and a retained pipeline's — create, delete under Retain, create again — twice on one cluster:
 // once uninterrupted (namespace chaos-ref), then (namespace chaos-run) killing the manager with
 // SIGKILL at random moments of every step. After each step of the second run, the last manager
@@ -54,6 +55,7 @@ func TestCrashAnywhere(t *testing.T) {
 	kills := envInt(t, EnvKills, 2)
 	seed := envInt(t, EnvSeed, 1)
 	tiers, sample := upstream.Samples(t)
+	withNodeLoss(tiers)
 	// Without Strimzi, even where its build is present: the test plays its part (a cluster ID,
 	// the brokers' claims) the same in both runs; a real one would write its own status in its
 	// own time, and in CI none runs.
@@ -124,6 +126,10 @@ func life(ctx context.Context, t *testing.T, h *upstream.Cluster, sample *v1alph
 	step("create", p, func() { create(ctx, t, h, p) }, nil, func() error { return observed(ctx, h, p) })
 	step("scale up", p, func() { setLoad(ctx, t, h, p, 14000) }, wobble(12000, 14000), func() error { return observed(ctx, h, p) })
 	step("scale down", p, func() { setLoad(ctx, t, h, p, 10000) }, wobble(12000, 10000), func() error { return observed(ctx, h, p) })
+	// A node lost with the volume of one of its Elasticsearch claims; it comes back (empty) after.
+	var lost lostNode
+	step("node loss", p, func() { lost = loseNode(ctx, t, h, p) }, nil, func() error { return replaced(ctx, h, p, lost) })
+	nodeBack(ctx, t, h, lost)
 	step("delete under Delete", nil, func() { remove(ctx, t, h, p) }, nil, func() error { return deleted(ctx, h, p) })
 
 	// A retained pipeline: its Kafka's claims (Strimzi's to make; the test makes them) must keep

@@ -95,3 +95,19 @@ func createNodes(ctx context.Context, t testing.TB, c client.Client, nodes []Nod
 		}
 	}
 }
+
+// AddNodes registers nodes with the cluster, as nodes joining it (or coming back to it) would.
+func (c *Cluster) AddNodes(ctx context.Context, t testing.TB, nodes ...Node) {
+	t.Helper()
+	createNodes(ctx, t, c.Client, nodes)
+}
+
+// NodeNamed is one of DefaultNodes by name, to register again after a test deleted it.
+func NodeNamed(name string) (Node, bool) {
+	for _, n := range DefaultNodes() {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return Node{}, false
+}

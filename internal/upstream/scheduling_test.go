@@ -104,7 +104,7 @@ func TestUnschedulablePodsOnRealControllers(t *testing.T) {
 		t.Errorf("Ready %s %q, want it to name the unschedulable pods", r.Reason, r.Message)
 	}
 
-	createNodes(ctx, t, h.Client, more)
+	h.AddNodes(ctx, t, more...)
 	testutil.Eventually(t, upstreamWait, "PodsScheduled=True once more NVMe workers joined", func() error {
 		if err := h.Client.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
 			return err
