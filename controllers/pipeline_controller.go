@@ -80,13 +80,15 @@ type PipelineReconciler struct {
 // one concern; the status the steps build is written on every exit, once, and only when it
 // changed. Adding a step is a line here and a method in pipeline_steps.go.
 func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ ctrl.Result, err error) {
-	s, err := r.load(ctx, req)
+	s, after, err := r.load(ctx, req)
 	if s == nil {
-		return ctrl.Result{}, err // gone or going: its children go with it, by their owner references
+		// Gone or going: its children go with it, by their owner references, once its
+		// finalizer let it go (pipeline_retain.go, pipeline_delete.go).
+		return ctrl.Result{RequeueAfter: after}, err
 	}
 	defer func() { err = errors.Join(err, r.writeStatus(ctx, s)) }()
 	for _, step := range []func(context.Context, *scope) error{
-		r.ensureFinalizer,  // Retain: the finalizer that keeps the Kafka data (pipeline_retain.go)
+		r.ensureFinalizer,  // the policy's finalizer: keep the Kafka data, or delete every Elasticsearch claim
 		r.discoverKinds,    // which child kinds the API server serves; watch them
 		r.readTiers,        // the StorageTiers the pipeline names: StorageReady
 		r.observeChildren,  // the children as the cache has them

@@ -67,18 +67,21 @@ func retains(p *v1alpha1.AnalyticsPipeline) bool {
 	return p.Spec.VolumeReclaimPolicy != "Delete"
 }
 
-// ensureFinalizer adds RetainFinalizer to a Retain pipeline and removes it from a Delete one.
+// ensureFinalizer gives a pipeline its policy's finalizer (RetainFinalizer, DeleteFinalizer:
+// pipeline_delete.go) and removes the other's.
 func (r *PipelineReconciler) ensureFinalizer(ctx context.Context, s *scope) error {
 	p := s.pipeline
-	if retains(p) == controllerutil.ContainsFinalizer(p, RetainFinalizer) {
+	want := finalizer(p)
+	other := RetainFinalizer
+	if want == RetainFinalizer {
+		other = DeleteFinalizer
+	}
+	if controllerutil.ContainsFinalizer(p, want) && !controllerutil.ContainsFinalizer(p, other) {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(p.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	if retains(p) {
-		controllerutil.AddFinalizer(p, RetainFinalizer)
-	} else {
-		controllerutil.RemoveFinalizer(p, RetainFinalizer)
-	}
+	controllerutil.AddFinalizer(p, want)
+	controllerutil.RemoveFinalizer(p, other)
 	if err := r.Client.Patch(ctx, p, patch); err != nil {
 		return err
 	}

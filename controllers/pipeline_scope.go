@@ -50,24 +50,28 @@ type scope struct {
 
 // load reads the pipeline and returns its scope; nil when there is nothing to reconcile (the
 // pipeline is gone or being deleted: what the operator kept about it is forgotten).
-func (r *PipelineReconciler) load(ctx context.Context, req reconcile.Request) (*scope, error) {
+func (r *PipelineReconciler) load(ctx context.Context, req reconcile.Request) (*scope, time.Duration, error) {
 	p := &v1alpha1.AnalyticsPipeline{}
 	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.NamespacedName)
 		}
-		return nil, client.IgnoreNotFound(err)
+		return nil, 0, client.IgnoreNotFound(err)
 	}
 	if p.DeletionTimestamp != nil {
 		r.forget(req.NamespacedName)
-		return nil, r.finalizeRetained(ctx, p)
+		if err := r.finalizeRetained(ctx, p); err != nil {
+			return nil, 0, err
+		}
+		after, err := r.finalizeDeleted(ctx, p)
+		return nil, after, err
 	}
 	return &scope{
 		pipeline: p,
 		before:   p.DeepCopy(),
 		conds:    conditions{list: &p.Status.Conditions, generation: p.Generation},
 		observed: observed{},
-	}, nil
+	}, 0, nil
 }
 
 // forget drops what the operator keeps about a deleted pipeline: its metrics, the autoscaler's

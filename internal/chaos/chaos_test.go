@@ -62,6 +62,7 @@ func TestCrashAnywhere(t *testing.T) {
 	h := upstream.Start(t, upstream.Options{Fixtures: tiers, JobNamespaces: []string{"chaos-ref", "chaos-run"}, WithoutStrimzi: true})
 	ctx := context.Background()
 	rec := Record(t, h.Config)
+	playPools(ctx, t, h, "chaos-ref", "chaos-run")
 	// Leader election is the standby's subject: a restarted single manager would wait out the
 	// killed one's lease (15 s) before each reconcile, which proves nothing about crash safety.
 	m := &Monkey{Operator: h.Operator, Rand: rand.New(rand.NewPCG(uint64(seed), 0)), MaxUp: time.Second,
@@ -123,9 +124,11 @@ func life(ctx context.Context, t *testing.T, h *upstream.Cluster, sample *v1alph
 	wobble := func(a, b int64) func(i int) {
 		return func(i int) { setLoad(ctx, t, h, p, []int64{a, b}[i%2]) }
 	}
-	step("create", p, func() { create(ctx, t, h, p) }, nil, func() error { return observed(ctx, h, p) })
-	step("scale up", p, func() { setLoad(ctx, t, h, p, 14000) }, wobble(12000, 14000), func() error { return observed(ctx, h, p) })
-	step("scale down", p, func() { setLoad(ctx, t, h, p, 10000) }, wobble(12000, 10000), func() error { return observed(ctx, h, p) })
+	// Brokers: 3 at the sample's 10,000 msgs/s, 4 at 14,000, 2 (the spec's minimum) at 2,000,
+	// reached in two steps, each once playPools reported the previous broker gone.
+	step("create", p, func() { create(ctx, t, h, p) }, nil, func() error { return settled(ctx, h, p) })
+	step("scale up", p, func() { setLoad(ctx, t, h, p, 14000) }, wobble(12000, 14000), func() error { return settled(ctx, h, p) })
+	step("scale down", p, func() { setLoad(ctx, t, h, p, 2000) }, wobble(12000, 2000), func() error { return settled(ctx, h, p) })
 	// A node lost with the volume of one of its Elasticsearch claims; it comes back (empty) after.
 	var lost lostNode
 	step("node loss", p, func() { lost = loseNode(ctx, t, h, p) }, nil, func() error { return replaced(ctx, h, p, lost) })
@@ -157,6 +160,32 @@ func same(ctx context.Context, h *upstream.Cluster, p *v1alpha1.AnalyticsPipelin
 	}
 	if d != "" {
 		return fmt.Errorf("children differ from the uninterrupted run's:\n  %s", d)
+	}
+	return nil
+}
+
+// settled is nil once the pipeline observed its generation and its broker pool runs the plan's
+// brokers: every broker step taken, and reported by (the test's play of) Strimzi.
+func settled(ctx context.Context, h *upstream.Cluster, p *v1alpha1.AnalyticsPipeline) error {
+	if err := observed(ctx, h, p); err != nil {
+		return err
+	}
+	got := &v1alpha1.AnalyticsPipeline{}
+	if err := h.Client.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
+		return err
+	}
+	pool := &unstructured.Unstructured{}
+	pool.SetGroupVersionKind(desired.KafkaNodePoolGVK)
+	if err := h.Client.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: desired.BrokerPoolName(p)}, pool); err != nil {
+		return err
+	}
+	replicas, _, _ := unstructured.NestedInt64(pool.Object, "spec", "replicas")
+	ids, _, _ := unstructured.NestedSlice(pool.Object, "status", "nodeIds")
+	if got.Status.Plan == nil {
+		return fmt.Errorf("no plan in status")
+	}
+	if want := int64(got.Status.Plan.Brokers); replicas != want || int64(len(ids)) != want {
+		return fmt.Errorf("broker pool at %d replicas, %d nodes; the plan wants %d", replicas, len(ids), want)
 	}
 	return nil
 }

@@ -20,8 +20,8 @@ import (
 	"github.com/strata-dev/strata/internal/desired"
 )
 
-// Recorder keeps every change the API server reports of volumes, claims, cleanup pods and
-// Kafka clusters, for Replay. Its informers run from before the first manager starts until the
+// Recorder keeps every change the API server reports of volumes, claims, cleanup pods, Kafka
+// clusters and their node pools, for Replay. Its informers run from before the first manager starts until the
 // test ends, across every kill: they are the test's, not the manager's.
 type Recorder struct {
 	mu     sync.Mutex
@@ -48,10 +48,11 @@ func Record(t testing.TB, cfg *rest.Config) *Recorder {
 	}))
 	kafkas := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	handlers := map[toolscache.SharedIndexInformer]func(obj any, deleted bool) (Event, bool){
-		core.Core().V1().PersistentVolumes().Informer():                                       volumeEvent,
-		core.Core().V1().PersistentVolumeClaims().Informer():                                  claimEvent,
-		pods.Core().V1().Pods().Informer():                                                    podEvent,
-		kafkas.ForResource(desired.KafkaGVK.GroupVersion().WithResource("kafkas")).Informer(): kafkaEvent,
+		core.Core().V1().PersistentVolumes().Informer():                                                       volumeEvent,
+		core.Core().V1().PersistentVolumeClaims().Informer():                                                  claimEvent,
+		pods.Core().V1().Pods().Informer():                                                                    podEvent,
+		kafkas.ForResource(desired.KafkaGVK.GroupVersion().WithResource("kafkas")).Informer():                 kafkaEvent,
+		kafkas.ForResource(desired.KafkaNodePoolGVK.GroupVersion().WithResource("kafkanodepools")).Informer(): poolEvent,
 	}
 	for inf, f := range handlers {
 		if _, err := inf.AddEventHandler(r.handler(f)); err != nil {
@@ -155,4 +156,14 @@ func kafkaEvent(obj any, deleted bool) (Event, bool) {
 	id, _, _ := unstructured.NestedString(u.Object, "status", "clusterId")
 	return Event{RV: rv(u), Kind: KindKafka, Name: key(u), Deleted: deleted, Cluster: u.GetName(), ClusterID: id,
 		Paused: u.GetAnnotations()["strimzi.io/pause-reconciliation"] == "true"}, true
+}
+
+func poolEvent(obj any, deleted bool) (Event, bool) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return Event{}, false
+	}
+	replicas, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	ids, _, _ := unstructured.NestedSlice(u.Object, "status", "nodeIds")
+	return Event{RV: rv(u), Kind: KindNodePool, Name: key(u), Deleted: deleted, Replicas: replicas, Nodes: int64(len(ids))}, true
 }

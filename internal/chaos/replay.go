@@ -13,6 +13,7 @@ const (
 	KindClaim      Kind = "PersistentVolumeClaim"
 	KindCleanupPod Kind = "CleanupPod"
 	KindKafka      Kind = "Kafka"
+	KindNodePool   Kind = "KafkaNodePool"
 )
 
 // Event is one change the API server reported, reduced to what the checks need.
@@ -34,6 +35,8 @@ type Event struct {
 	// A Kafka's pause (strimzi.io/pause-reconciliation "true"), its status.clusterId (in
 	// ClusterID above) and its name without the namespace is Cluster.
 	Paused bool
+	// A node pool's spec.replicas and how many nodes Strimzi reports it runs (status.nodeIds).
+	Replicas, Nodes int64
 }
 
 // Violation is a broken promise, with the event that broke it.
@@ -56,6 +59,9 @@ type wipeKey struct{ volume, claim string }
 //   - a volume's data is wiped at most once per claim (at most one cleanup pod succeeds);
 //   - a volume released by a claim is freed (claimRef removed, or Available) only after a
 //     cleanup pod for that claim succeeded;
+//   - a node pool never asks for more than one node fewer than Strimzi reports it runs: brokers
+//     leave one at a time, each once the previous one is gone (autoscale.BrokerStep), and two at
+//     once could take every replica of a partition with them;
 //   - a Kafka cluster never runs (exists unpaused) with a cluster ID other than the one recorded
 //     on claims of its name that exist: Strimzi would format nothing, but its brokers would refuse
 //     the old volumes, or worse, a new ID would be written over the recorded one.
@@ -126,6 +132,10 @@ func Replay(events []Event, retained map[string]bool) []Violation {
 				if wipes[k] > 1 {
 					fail(e, "volume %s wiped %d times for claim %s", e.Volume, wipes[k], e.ClaimUID)
 				}
+			}
+		case KindNodePool:
+			if !e.Deleted && e.Replicas < e.Nodes-1 {
+				fail(e, "KafkaNodePool %s asks for %d nodes while Strimzi runs %d: more than one leaves at once", e.Name, e.Replicas, e.Nodes)
 			}
 		case KindKafka:
 			if e.Deleted || e.Paused {

@@ -25,6 +25,10 @@ func kafka(rv uint64, paused bool, clusterID string) Event {
 	return Event{RV: rv, Kind: KindKafka, Name: "ns/sensors", Cluster: "sensors", Paused: paused, ClusterID: clusterID}
 }
 
+func pool(rv uint64, replicas, nodes int64) Event {
+	return Event{RV: rv, Kind: KindNodePool, Name: "ns/sensors-broker", Replicas: replicas, Nodes: nodes}
+}
+
 func TestReplay(t *testing.T) {
 	// The life the controller promises: bound, released, wiped once, freed, bound again.
 	good := []Event{
@@ -78,6 +82,12 @@ func TestReplay(t *testing.T) {
 		{name: "a retained Kafka unpaused before its ID", events: []Event{
 			keptClaim(1, "k1", "id-A"), kafka(2, true, ""), kafka(3, false, ""), kafka(4, false, "id-A"),
 		}, want: []string{`runs with cluster ID ""`}},
+		{name: "brokers leave one at a time", events: []Event{
+			pool(1, 4, 4), pool(2, 3, 4), pool(3, 3, 3), pool(4, 2, 3), pool(5, 2, 2), pool(6, 4, 2),
+		}},
+		{name: "two brokers leave at once", events: []Event{
+			pool(1, 4, 4), pool(2, 3, 4), pool(3, 2, 4),
+		}, want: []string{"asks for 2 nodes while Strimzi runs 4"}},
 		{name: "a new Kafka over claims of none", events: []Event{
 			keptClaim(1, "k1", ""), kafka(2, false, ""),
 		}},
