@@ -13,7 +13,7 @@ CRD_REF_DOCS = $(shell $(TOOLS) path crd-ref-docs)
 TEST_FLAGS ?= -p 1 -count=1 -timeout 30m
 # The packages whose goroutines share state (the reconcilers' workers, the autoscaler) run under
 # the race detector in make test.
-RACE_PKGS := ./controllers ./internal/autoscale
+RACE_PKGS := ./controllers ./internal/autoscale ./internal/autoscale/prometheus
 
 ##@ General
 .PHONY: help
