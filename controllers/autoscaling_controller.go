@@ -126,6 +126,8 @@ func (r *AutoscalingReconciler) read(ctx context.Context, p *v1alpha1.AnalyticsP
 func (r *AutoscalingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("autoscaling").
+		// Four readings at once: an estimate (a silent Prometheus holds a worker for the read
+		// deadline), not overridable.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		For(&v1alpha1.AnalyticsPipeline{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(r.Pipelines.instruments.reconciler("autoscaling", r))
