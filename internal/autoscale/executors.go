@@ -111,7 +111,7 @@ func (r *recommender) indexingSaturated(cur State) bool {
 }
 
 // saturatedShare is the share of a stage's capacity above which its measured rate is taken for
-// its limit rather than for the demand on it.
+// its limit rather than for the demand on it. An estimate; not overridable.
 const saturatedShare = 0.95
 
 // catchUp is how many units of capacity `each` carry the ingest within the target utilization
