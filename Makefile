@@ -13,7 +13,10 @@ CRD_REF_DOCS = $(shell $(TOOLS) path crd-ref-docs)
 TEST_FLAGS ?= -p 1 -count=1 -timeout 30m
 # The packages whose goroutines share state (the reconcilers' workers, the autoscaler) run under
 # the race detector in make test.
-RACE_PKGS := ./controllers ./internal/autoscale
+RACE_PKGS := ./controllers ./internal/autoscale ./internal/autoscale/prometheus
+# make test-short's packages: all but ./controllers, whose envtest suite ignores -short and takes
+# 8 minutes alone (docs/development.md#the-inner-loop says what -short leaves out and what it costs).
+SHORT_PKGS ?= $(shell $(GO) list ./... | grep -v -x github.com/strata-dev/strata/controllers)
 
 ##@ General
 .PHONY: help
@@ -86,6 +89,12 @@ test: ## Run all tests: unit tests and envtest tests against a real kube-apiserv
 			$$($(GO) list ./... | grep -v -x -F $(addprefix -e github.com/strata-dev/strata/,$(RACE_PKGS:./%=%))) || plain=$$?; \
 		KUBEBUILDER_ASSETS="$$assets" $(GO) test -json $(TEST_FLAGS) -race $(addsuffix /,$(RACE_PKGS)) || race=$$?; \
 		exit $$((plain | race)); } | bin/testsummary
+
+.PHONY: test-short
+test-short: ## The inner loop: go test -short (no lab, harness, chaos or image build; envtest packages still start a control plane), failed tests listed at the end.
+	@$(GO) build -o bin/testsummary ./hack/testsummary
+	@KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" \
+		$(GO) test -json -short $(TEST_FLAGS) $(SHORT_PKGS) | bin/testsummary
 
 .PHONY: e2e
 e2e: ## Run the end-to-end suite on a new kind cluster (needs docker and the internet; see README).

@@ -18,15 +18,11 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/autoscale"
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/desired"
 	pipelinemetrics "github.com/strata-dev/strata/internal/metrics"
 	planpkg "github.com/strata-dev/strata/internal/plan"
 )
-
-func init() {
-	// The decisions counter's series go with their pipeline, like the operator's other metrics.
-	pipelinemetrics.ForgetAlso(autoscale.Decisions)
-}
 
 // Autoscaler is the reconciler's link to the pipelines' metrics. The zero value reads
 // Prometheus at spec.autoscaling.prometheusURL with the wall clock.
@@ -36,7 +32,7 @@ type Autoscaler struct {
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
 	// Access is how Prometheus may be reached: allowed URLs, credentials, timeouts.
-	Access autoscale.Access
+	Access autoscaleprom.Access
 
 	mu      sync.Mutex
 	sources map[string]autoscale.MetricsSource
@@ -145,7 +141,7 @@ func (a *Autoscaler) source(p *v1alpha1.AnalyticsPipeline) (autoscale.MetricsSou
 	if s, ok := a.sources[key]; ok {
 		return s, nil
 	}
-	s, err := autoscale.NewPrometheus(p.Spec.Autoscaling.PrometheusURL, 2*interval, a.Access)
+	s, err := autoscaleprom.NewPrometheus(p.Spec.Autoscaling.PrometheusURL, 2*interval, a.Access)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +166,7 @@ func (r *PipelineReconciler) autoscale(p *v1alpha1.AnalyticsPipeline, conds cond
 	}
 	a := r.Autoscaler
 	p.Status.Autoscaling = a.prior(p)
-	if _, err := autoscale.Queries(p); err != nil {
+	if _, err := autoscaleprom.Queries(p); err != nil {
 		// Not retried: the next change of the spec brings the next attempt. The targets
 		// decided so far still apply.
 		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonInvalidQuery, err.Error())
@@ -253,7 +249,7 @@ func (r *PipelineReconciler) rebalances(ctx context.Context, p *v1alpha1.Analyti
 // announceDecisions records an event for each decision and counts it.
 func (r *PipelineReconciler) announceDecisions(ctx context.Context, p *v1alpha1.AnalyticsPipeline, d autoscale.Decision) {
 	for _, c := range d.Changes {
-		autoscale.Count(p.Namespace, p.Name, c)
+		autoscaleprom.Count(p.Namespace, p.Name, c)
 		log.FromContext(ctx).Info("autoscaler decision", "resource", c.Resource, "action", c.Action,
 			"from", c.From, "to", c.To, "reason", c.Reason, "message", c.Message)
 		if r.Recorder == nil {

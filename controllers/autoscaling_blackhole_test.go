@@ -12,7 +12,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
-	"github.com/strata-dev/strata/internal/autoscale"
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/testutil"
 )
 
@@ -55,7 +55,7 @@ func blackhole(t *testing.T) (string, *atomic.Int64) {
 // applied within seconds, because the readings run on the autoscaling controller's workers, not
 // on the pipeline reconciler's.
 func TestBlackholedPrometheusStallsNoPipeline(t *testing.T) {
-	access := autoscale.DefaultAccess()
+	access := autoscaleprom.DefaultAccess()
 	// Long enough to hold every autoscaling worker for the whole test, short enough that the
 	// manager stops within its 30 s grace period even if a reading ignored cancellation.
 	access.QueryTimeout, access.Deadline = 20*time.Second, 20*time.Second

@@ -18,6 +18,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/autoscale"
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/plan"
 )
 
@@ -59,7 +60,7 @@ func (r *AutoscalingReconciler) Reconcile(ctx context.Context, req reconcile.Req
 	if since := now.Sub(lastReading(prior)); since >= 0 && since < interval/2 {
 		return ctrl.Result{RequeueAfter: interval - since}, nil // read moments ago
 	}
-	queries, err := autoscale.Queries(p)
+	queries, err := autoscaleprom.Queries(p)
 	if err != nil {
 		// The pipeline reconciler reports it; not retried until the spec changes.
 		return ctrl.Result{}, nil
@@ -125,6 +126,8 @@ func (r *AutoscalingReconciler) read(ctx context.Context, p *v1alpha1.AnalyticsP
 func (r *AutoscalingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("autoscaling").
+		// Four readings at once: an estimate (a silent Prometheus holds a worker for the read
+		// deadline), not overridable.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		For(&v1alpha1.AnalyticsPipeline{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(r.Pipelines.instruments.reconciler("autoscaling", r))

@@ -123,7 +123,8 @@ func (r *PipelineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("analyticspipeline").
-		// Reconciles wait on the API server most of the time; a few at once keep it busy.
+		// Reconciles wait on the API server most of the time; a few at once keep it busy. Four
+		// is an estimate (controller-runtime's default is 1), not overridable.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		For(&v1alpha1.AnalyticsPipeline{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).

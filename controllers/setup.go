@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/strata-dev/strata/internal/autoscale"
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/ssa"
 )
 
@@ -37,7 +37,7 @@ func WithVolumeRecycling(v VolumeRecycling) Option {
 }
 
 // WithPrometheusAccess sets how the autoscaler may reach Prometheus (the manager's flags).
-func WithPrometheusAccess(a autoscale.Access) Option {
+func WithPrometheusAccess(a autoscaleprom.Access) Option {
 	return func(rs *reconcilers) {
 		r := rs.pipelines
 		if r.Autoscaler == nil {
@@ -114,7 +114,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 	tiers.Recorder = tiers.instruments.recorder(tiers.Recorder)
 	if pipelines.Autoscaler == nil {
 		// Made here, before any worker runs: the workers share it.
-		pipelines.Autoscaler = &Autoscaler{Access: autoscale.DefaultAccess()}
+		pipelines.Autoscaler = &Autoscaler{Access: autoscaleprom.DefaultAccess()}
 	}
 	readings := make(chan event.GenericEvent, 64)
 	pipelines.readings = readings

@@ -23,13 +23,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
-	"github.com/strata-dev/strata/internal/autoscale"
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/desired"
+	pipelinemetrics "github.com/strata-dev/strata/internal/metrics"
 )
 
 // options are the manager's flags.
@@ -39,7 +41,7 @@ type options struct {
 	leaderElect, secureMetrics, enableHTTP2                  bool
 	qps                                                      float64
 	burst                                                    int
-	// The autoscaler's access to Prometheus (autoscale.Access).
+	// The autoscaler's access to Prometheus (autoscaleprom.Access).
 	promAllowed                        stringList
 	promTokenFile, promCAFile          string
 	promQueryTimeout, promReadDeadline time.Duration
@@ -58,8 +60,8 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 // access is the autoscaler's Prometheus access policy from the flags: link-local addresses and
 // the API server's service address ($KUBERNETES_SERVICE_HOST) are always refused.
-func (o *options) access() (autoscale.Access, error) {
-	a := autoscale.DefaultAccess(os.Getenv("KUBERNETES_SERVICE_HOST"))
+func (o *options) access() (autoscaleprom.Access, error) {
+	a := autoscaleprom.DefaultAccess(os.Getenv("KUBERNETES_SERVICE_HOST"))
 	for _, pattern := range o.promAllowed {
 		re, err := regexp.Compile("^(?:" + pattern + ")$")
 		if err != nil {
@@ -103,6 +105,10 @@ func main() {
 	zopts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
+	if err := registerMetrics(crmetrics.Registry, pipelinemetrics.Default); err != nil {
+		ctrl.Log.WithName("setup").Error(err, "registering the autoscaler's metrics")
+		os.Exit(1)
+	}
 
 	ctx := ctrl.SetupSignalHandler()
 	if err := run(ctx, ctrl.GetConfigOrDie(), o); err != nil {

@@ -64,7 +64,7 @@ type demand struct {
 // intakeSaturatedShare is the share of a broker's usable link above which the busiest broker is
 // taken to be saturated: what it carries is then its limit, not the demand. Higher than
 // saturatedShare for indexing because a link's usable rate (efficiency times line rate) is
-// itself an estimate a loaded link may exceed by a little.
+// itself an estimate a loaded link may exceed by a little. An estimate; not overridable.
 const intakeSaturatedShare = 0.97
 
 // demand reads the demand: the ingest and the lag, and whether the brokers' links cap the
@@ -173,7 +173,7 @@ func (d demand) steadyTraffic(tx, rx float64, pl plan.PartitionPlacement) (perRe
 }
 
 // pendingScaleUpBound bounds how long a broker scale-up Strimzi reports nothing of is taken to be
-// on its way (scaleUpPending).
+// on its way (scaleUpPending). An estimate; not overridable.
 const pendingScaleUpBound = 15 * time.Minute
 
 // scaleUpPending says whether the brokers' last scale-up has not begun to carry traffic although

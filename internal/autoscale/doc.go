@@ -1,16 +1,17 @@
-// Package autoscale closes the loop of docs/autoscaling.md: it reads a pipeline's live metrics from
-// Prometheus and recommends broker, executor and Elasticsearch data node counts, the executors'
-// memory split and a measured per-executor processing rate, which the operator then plans with.
+// Package autoscale closes the loop of docs/autoscaling.md: from a pipeline's live metrics it
+// recommends broker, executor and Elasticsearch data node counts, the executors' memory split
+// and a measured per-executor processing rate, which the operator then plans with.
 //
-// The package has three parts, kept apart so that the deciding part stays pure:
+// The package is the deciding part only, and pure: no client, no clock, no network. Reading the
+// metrics is internal/autoscale/prometheus's (the signals' PromQL, the HTTP client and the
+// operator's access policy), so that nothing here can reach a network and the simulator and the
+// fuzzer run the operator's own decisions offline. A test (purity_test.go) keeps it so.
 //
-//   - signals.go: the signals, their default PromQL (kube-prometheus-stack's cAdvisor metrics,
-//     Strimzi's JMX exporter rules and Kafka exporter, the Elasticsearch exporter) and the
-//     user's overrides, each checked with Prometheus' own parser;
-//   - source.go and prometheus.go: a MetricsSource that evaluates the queries, and its
-//     Prometheus implementation on client_golang's API client;
-//   - recommend.go, window.go, memory.go and safety.go: Recommend, a pure function of the
-//     current state, the observations, the policy and the time. No client, no clock.
+//   - signal.go: the signals Recommend reads, and the reading intervals of a spec;
+//   - source.go: MetricsSource, the interface a reader of signals implements, and the
+//     Observations one reading returns;
+//   - recommend.go, demand.go, executors.go, window.go, memory.go and safety.go: Recommend, a
+//     pure function of the current state, the observations, the policy and the time.
 //
 // Recommend works like Kubernetes' HPA, per resource: every reading turns the signals into a
 // recommended count; a scale-up needs the recommendation to hold over a short window (so one

@@ -17,7 +17,8 @@ var executorSignals = []Signal{IngestRate, ProcessingRate, ConsumerLag, Consumer
 // when the executors are saturated (the lag grows while they consume); otherwise processed /
 // executors is only a lower bound of it. The estimate moves halfway to what is measured, only
 // on a difference of more than refineThreshold, and stays within refineFactor of the spec, so
-// that one odd reading cannot swing the plan.
+// that one odd reading cannot swing the plan. Both are estimates, not overridable:
+// spec.spark.messagesPerSecondPerExecutor is the figure they refine.
 const (
 	refineThreshold = 0.10
 	refineFactor    = 4
@@ -110,7 +111,7 @@ func (r *recommender) indexingSaturated(cur State) bool {
 }
 
 // saturatedShare is the share of a stage's capacity above which its measured rate is taken for
-// its limit rather than for the demand on it.
+// its limit rather than for the demand on it. An estimate; not overridable.
 const saturatedShare = 0.95
 
 // catchUp is how many units of capacity `each` carry the ingest within the target utilization

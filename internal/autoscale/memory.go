@@ -20,6 +20,9 @@ import (
 // Each step moves memoryStep points of the budget, and a shift must leave room for minHeap
 // after the native overhead, as the plan requires. Toward page cache is treated like a
 // scale-up (the scale-up window), toward off-heap like a scale-down (the stabilisation window).
+//
+// All are estimates, not overridable; maxPageCache and maxOffHeap are the API's bounds of
+// spec.spark.memory.pageCachePercent and offHeapPercent.
 const (
 	memoryStep = 5
 	// refaultsPerSecond: file pages refaulted per second, over all executors, that count as

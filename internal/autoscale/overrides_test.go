@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
 func TestApplyRaisesMinimaWithinTheSpec(t *testing.T) {
@@ -43,4 +44,10 @@ func TestApplyRaisesMinimaWithinTheSpec(t *testing.T) {
 	if Apply(p, st) != p {
 		t.Error("with autoscaling off, the spec is planned as it is")
 	}
+}
+
+// pipeline is the API example in "analytics", its topic "readings", read every 5 s.
+func pipeline() *v1alpha1.AnalyticsPipeline {
+	return gen.Pipeline(gen.SetName("analytics", "sensors"), gen.SetTopic("readings"),
+		gen.SetAutoscaling(v1alpha1.AutoscalingSpec{Enabled: true, IntervalSeconds: 5}))
 }

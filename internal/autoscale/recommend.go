@@ -88,7 +88,8 @@ type Decision struct {
 
 // hysteresisPoints is the margin under the target utilization a scale-down must leave: with a
 // target of 80 %, brokers are removed only when the rest would run at 70 % or less, so that
-// the load that asked for the removal does not at once ask for the broker back.
+// the load that asked for the removal does not at once ask for the broker back. An estimate;
+// not overridable (spec.network.targetUtilizationPercent moves the target it is under).
 const hysteresisPoints = 10
 
 // Recommend decides, from one reading, which counts and memory split the pipeline should run

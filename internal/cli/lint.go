@@ -14,7 +14,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
-	"github.com/strata-dev/strata/internal/autoscale"
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 )
 
 // Checks on the raw input before it is decoded, for the inputs whose decoding errors say
@@ -193,6 +193,6 @@ func checkQueries(p *v1alpha1.AnalyticsPipeline) error {
 	if p.Spec.Autoscaling == nil || p.Spec.Autoscaling.Queries == nil {
 		return nil
 	}
-	_, err := autoscale.Queries(p)
+	_, err := autoscaleprom.Queries(p)
 	return err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/alerts"
 	"github.com/strata-dev/strata/internal/autoscale"
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 )
 
 // `strata queries` prints the PromQL the operator and Prometheus run for one pipeline, filled in
@@ -66,7 +67,7 @@ Flags:
 	if namespace != "" {
 		p.Namespace = namespace
 	}
-	qs, err := autoscale.Queries(p)
+	qs, err := autoscaleprom.Queries(p)
 	if err != nil {
 		fmt.Fprintf(stderr, "strata queries: %s: %v\n", input.pipelineSource, err)
 		return ExitError

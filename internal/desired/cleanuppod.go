@@ -111,6 +111,7 @@ func CleanupPod(t *v1alpha1.StorageTier, pv *corev1.PersistentVolume, ns, image 
 						Add:  []corev1.Capability{"DAC_OVERRIDE", "FOWNER"},
 					},
 				},
+				// An estimate for sh and rm; not overridable.
 				Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
 					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},

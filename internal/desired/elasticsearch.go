@@ -16,7 +16,8 @@ const (
 )
 
 // MasterVolumeSize is the size of each dedicated master's volume: masters keep only the
-// cluster state.
+// cluster state. An estimate, used when the plan has no master volume;
+// spec.elasticsearch.masters.storage.size sets the planned one.
 var MasterVolumeSize = resource.MustParse("10Gi")
 
 // ECK's volumeClaimDeletePolicy values.

@@ -12,7 +12,8 @@ const RebalanceTemplateAnnotation = "strimzi.io/rebalance-template"
 
 // MinRebalanceThrottlePercent is the share of the usable link a rebalance may always use, even
 // when the pipeline's traffic leaves less spare: without a floor, a rebalance on a saturated
-// cluster (exactly when brokers are being added) would never finish.
+// cluster (exactly when brokers are being added) would never finish. An estimate, not
+// overridable.
 const MinRebalanceThrottlePercent = 10
 
 // RebalanceTemplate builds the KafkaRebalance (kafka.strimzi.io/v1) that the Kafka cluster's

@@ -9,7 +9,8 @@ import (
 )
 
 // ControllerVolumeSize is the size of each KRaft controller's volume: it holds only the
-// cluster metadata log, which stays small.
+// cluster metadata log, which stays small. An estimate, used when the plan has no controller
+// volume; spec.kafka.controllers.storage.size sets the planned one.
 var ControllerVolumeSize = resource.MustParse("10Gi")
 
 // NodePools builds p's two KafkaNodePools (kafka.strimzi.io/v1), controller pool first; they

@@ -8,7 +8,8 @@ import (
 	"github.com/strata-dev/strata/api/v1alpha1"
 )
 
-// Driver sizing: the driver of a streaming job only schedules micro-batches.
+// Driver sizing: the driver of a streaming job only schedules micro-batches. An estimate, not
+// overridable.
 const (
 	DriverCores  = 1
 	DriverMemory = "1g"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/internal/autoscale"
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -18,7 +19,7 @@ import (
 // reads timed out during the pause) and the lag falls under a micro-batch of the workload
 // within the time its catch-up rate takes (Lab.CatchUpTimeout).
 func consumerLag(t *testing.T, ctx context.Context, l *Lab) {
-	queries, err := autoscale.Queries(l.Pipeline)
+	queries, err := autoscaleprom.Queries(l.Pipeline)
 	if err != nil {
 		t.Fatal(err)
 	}

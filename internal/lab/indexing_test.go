@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/internal/autoscale"
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -67,7 +68,7 @@ func indexingSaturated(t *testing.T, ctx context.Context, l *Lab) {
 		t.Errorf("the node rejected no write, yet %s fires", alert)
 	}
 
-	queries, err := autoscale.Queries(l.Pipeline)
+	queries, err := autoscaleprom.Queries(l.Pipeline)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/alerts"
 	"github.com/strata-dev/strata/internal/autoscale"
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -87,7 +88,7 @@ func TestLab(t *testing.T) {
 		down := prom.Query(ctx, `up == 0`)
 		t.Fatalf("count(up == 1): %v, want all %d targets up (down: %v)", r, l.targets(), down)
 	}
-	queries, err := autoscale.Queries(l.Pipeline)
+	queries, err := autoscaleprom.Queries(l.Pipeline)
 	if err != nil {
 		t.Fatal(err)
 	}

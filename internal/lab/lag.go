@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/internal/autoscale"
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -22,7 +23,7 @@ func (l *Lab) CaughtUpLag() float64 {
 // it from the Kafka exporter, is under CaughtUpLag, or timeout passes. The Result says what the
 // lag was meanwhile.
 func (l *Lab) WaitCaughtUp(ctx context.Context, timeout time.Duration) (Result, bool) {
-	queries, err := autoscale.Queries(l.Pipeline)
+	queries, err := autoscaleprom.Queries(l.Pipeline)
 	if err != nil {
 		return Result{Err: err}, false
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/alerts"
 	"github.com/strata-dev/strata/internal/autoscale"
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/dashboards"
 )
 
@@ -24,13 +25,13 @@ type Query struct {
 }
 
 // Queries returns every query Strata generates for p, read from the code that generates them:
-// the autoscaler's (autoscale.Queries: the defaults with p's placeholders filled as the
+// the autoscaler's (autoscaleprom.Queries: the defaults with p's placeholders filled as the
 // autoscaler fills them), the alert rules (alerts.RuleGroups with the default job and
 // namespace, as `make observability` writes config/prometheus/rules.yaml), and every panel of the
 // dashboards (dashboards.Queries) with the $namespace and $pipeline variables set to p's.
 func Queries(p *v1alpha1.AnalyticsPipeline) ([]Query, error) {
 	var out []Query
-	auto, err := autoscale.Queries(p)
+	auto, err := autoscaleprom.Queries(p)
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,6 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
-	"github.com/strata-dev/strata/internal/autoscale"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -98,7 +97,7 @@ const (
 	AutoscalingEnabled         = "strata_pipeline_autoscaling_enabled"
 	BrokerLinkUtilization      = "strata_pipeline_broker_link_utilization_ratio"
 	ExecutorPageCacheRatio     = "strata_pipeline_executor_page_cache_ratio"
-	AutoscalerDecisions        = "strata_autoscaler_decisions_total" // registered by internal/autoscale
+	AutoscalerDecisions        = "strata_autoscaler_decisions_total" // defined in internal/autoscale/prometheus, registered by cmd/manager
 	pipelineLabels             = "namespace,pipeline"
 	infoLabels                 = "topic,kafka_cluster,broker_podset,spark_application,elasticsearch_cluster"
 	storageLabels              = "role,tier,storageclass"
@@ -158,12 +157,10 @@ func New(reg prometheus.Registerer) *Recorder {
 	return r
 }
 
-// Default is the operator's Recorder, on controller-runtime's registry. Its Forget removes the
-// autoscaler's decisions of the pipeline too (strata_autoscaler_decisions_total, which
-// internal/autoscale registers).
+// Default is the operator's Recorder, on controller-runtime's registry. cmd/manager has its
+// Forget remove the autoscaler's decisions of the pipeline too (ForgetAlso with
+// strata_autoscaler_decisions_total, which internal/autoscale/prometheus defines).
 var Default = New(crmetrics.Registry)
-
-func init() { Default.ForgetAlso(autoscale.Decisions) }
 
 // Observe publishes p's plan, bounds and conditions on the Default recorder.
 func Observe(p *v1alpha1.AnalyticsPipeline) { Default.Observe(p) }

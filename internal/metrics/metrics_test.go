@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
-	"github.com/strata-dev/strata/internal/autoscale"
 	"github.com/strata-dev/strata/internal/testutil/gen"
 )
 
@@ -202,14 +201,19 @@ func TestLabelsAreBounded(t *testing.T) {
 	}
 }
 
-// TestForgetRemovesTheAutoscalersDecisions: the default recorder forgets a deleted pipeline's
-// decisions counter too.
-func TestForgetRemovesTheAutoscalersDecisions(t *testing.T) {
-	autoscale.Decisions.WithLabelValues("gone", "sensors", "Brokers", "ScaleUp", "LinkSaturated").Inc()
-	autoscale.Decisions.WithLabelValues("kept", "sensors", "Brokers", "ScaleUp", "LinkSaturated").Inc()
-	Forget("gone", "sensors")
+// TestForgetAlso: a recorder's Forget removes a deleted pipeline's series from another
+// package's vector it was given (the manager gives it the autoscaler's decisions counter), and
+// only that pipeline's.
+func TestForgetAlso(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(autoscale.Decisions)
+	r := New(reg)
+	decisions := prometheus.NewCounterVec(prometheus.CounterOpts{Name: AutoscalerDecisions, Help: "test"},
+		[]string{"namespace", "pipeline", "resource", "action", "reason"})
+	reg.MustRegister(decisions)
+	r.ForgetAlso(decisions)
+	decisions.WithLabelValues("gone", "sensors", "Brokers", "ScaleUp", "LinkSaturated").Inc()
+	decisions.WithLabelValues("kept", "sensors", "Brokers", "ScaleUp", "LinkSaturated").Inc()
+	r.Forget("gone", "sensors")
 	if got := series(t, reg); len(got) != 1 || !strings.Contains(got[0], "namespace=kept") {
 		t.Errorf("decision series left: %v, want the other pipeline's", got)
 	}

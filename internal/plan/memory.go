@@ -33,15 +33,19 @@ import (
 // where Spark cannot see it, and the pod Spark requests is the budget rounded down to MiB.
 
 const (
-	// minOverhead is Spark's own floor for spark.executor.memoryOverhead.
+	// minOverhead is Spark's own floor for spark.executor.memoryOverhead (Spark's
+	// configuration reference: "executorMemory * spark.executor.memoryOverheadFactor, with
+	// minimum of 384").
 	minOverhead = 384 * mib
 	// sparkMinHeap is the smallest executor memory Spark starts with: its UnifiedMemoryManager
-	// reserves 300 MiB and refuses executors with less than 1.5 times that.
+	// reserves 300 MiB and refuses executors with less than 1.5 times that (apache/spark,
+	// UnifiedMemoryManager.getMaxMemory: RESERVED_SYSTEM_MEMORY_BYTES, minSystemMemory).
 	sparkMinHeap = 450 * mib
-	// minInitialHeap keeps -Xms at a size every JVM accepts.
+	// minInitialHeap keeps -Xms at a size every JVM accepts. An estimate; not overridable.
 	minInitialHeap = 64 * mib
 	// g1PeriodicGCMillis makes an idle executor's G1 run a concurrent cycle at least this
-	// often, which is when it gives unused heap back to the OS (JEP 346).
+	// often, which is when it gives unused heap back to the OS (JEP 346). The mechanism is
+	// JEP 346's; the minute is an estimate, not overridable.
 	g1PeriodicGCMillis = 60_000
 )
 

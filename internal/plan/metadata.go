@@ -12,10 +12,13 @@ import (
 // cluster's default StorageClass; spec.kafka.controllers.storage and
 // spec.elasticsearch.masters.storage can name a tier instead.
 
-// DefaultMetadataVolumeSize is the size of a metadata volume when the spec gives none.
+// DefaultMetadataVolumeSize is the size of a metadata volume when the spec gives none: an
+// estimate for KRaft metadata and Elasticsearch's cluster state; spec.kafka.controllers.storage.size
+// and spec.elasticsearch.masters.storage.size override it.
 var DefaultMetadataVolumeSize = resource.MustParse("10Gi")
 
-// defaultMasterNodes is spec.elasticsearch.masterNodes' default.
+// defaultMasterNodes is spec.elasticsearch.masterNodes' default (the API's): three masters
+// keep a quorum when one is lost.
 const defaultMasterNodes = 3
 
 // KRaftQuorum is the KRaft quorum a new cluster of that many brokers gets: three controllers

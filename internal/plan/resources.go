@@ -35,7 +35,8 @@ const (
 	// spec.elasticsearch.messagesPerSecondPerNode.
 	esIndexBytesPerCore = 10_000_000
 	// cpuStep is the granularity of planned CPU, in millicores; minMilliCPU and maxMilliCPU
-	// bound a planned (not an overridden) CPU.
+	// bound a planned (not an overridden) CPU. Estimates: half a core keeps requests coarse
+	// enough to read, 32 cores is a large node's; spec.*.resources.cpu overrides the CPU.
 	cpuStep     = 500
 	minMilliCPU = 500
 	maxMilliCPU = 32_000
@@ -46,17 +47,24 @@ const (
 	// for components": Kafka 50 % of the memory, at most 5 GB).
 	brokerHeap = 2 * gib
 	// kafkaNative is a Kafka JVM's memory outside the heap (metaspace, threads, network
-	// buffers), at most a quarter of its memory.
+	// buffers), at most a quarter of its memory. An estimate; not overridable (it follows
+	// spec.kafka.resources.memory only through that quarter).
 	kafkaNative = 512 * mib
 	// brokerCacheSeconds is how many seconds of what a broker can receive at its full usable
-	// link its page cache holds: followers and consumers that keep up read from it.
+	// link its page cache holds: followers and consumers that keep up read from it. An
+	// estimate; spec.kafka.resources.memory overrides the memory it sizes.
 	brokerCacheSeconds = 60
 
+	// A KRaft controller's pod and heap, and a dedicated Elasticsearch master's pod
+	// (masterMilliCPU, masterMemory below): estimates for pods that hold only metadata and the
+	// cluster state, not measured; spec.kafka.controllers.resources and
+	// spec.elasticsearch.masters.resources override them.
 	controllerMilliCPU = 500
 	controllerMemory   = 2 * gib
 	controllerHeap     = 1 * gib
 
-	// esMemoryPerCore is a data node's memory per planned core, at least esMinMemory.
+	// esMemoryPerCore is a data node's memory per planned core, at least esMinMemory. Estimates;
+	// spec.elasticsearch.resources.memory overrides the memory.
 	esMemoryPerCore = 2 * gib
 	esMinMemory     = 4 * gib
 	// esMaxHeap: Elasticsearch's heap is at most half the memory (the rest is its off-heap

@@ -38,20 +38,37 @@ import (
 // Spill and shuffle data live as long as a job's stages; their retention is how long a volume
 // takes to fill at the executor's input rate.
 
+// The figures below cite their source; "an estimate" is Strata's own figure, not measured. None
+// is overridable: the spec sizes the volumes (spec.kafka.storage.size,
+// spec.elasticsearch.storage.size) and the retention (spec.kafka.retention) they apply to.
 const (
+	// kafkaSafePercent: an estimate, the headroom kept on a broker's log volume.
 	kafkaSafePercent = 85
 	// cruiseControlDiskPercent is Cruise Control's disk.capacity.threshold (80 %) less a margin
 	// of 5 points: a rebalance moves replicas onto brokers that already hold their share.
-	cruiseControlDiskPercent      = 75
-	kafkaRetentionCheckSeconds    = 300      // log.retention.check.interval.ms default
-	kafkaMaxSegmentBytes          = 1 << 30  // Kafka's default segment.bytes
-	kafkaMinSegmentBytes          = 16 << 20 // small segments mean many files; below this, refuse
-	esSafePercent                 = 85
-	esPollSeconds                 = 600 // indices.lifecycle.poll_interval default (10m)
-	esMaxRolloverBytes            = 50 << 30
-	esMaxRolloverSeconds          = 86400
-	defaultElasticsearchReplicas  = 1
-	segmentsPerPartitionSlack     = 2
+	cruiseControlDiskPercent   = 75
+	kafkaRetentionCheckSeconds = 300      // log.retention.check.interval.ms default
+	kafkaMaxSegmentBytes       = 1 << 30  // Kafka's default segment.bytes
+	kafkaMinSegmentBytes       = 16 << 20 // an estimate: small segments mean many files; below this, refuse
+	// esSafePercent is Elasticsearch's high disk watermark (cluster.routing.allocation.disk.
+	// watermark.high, 90 % by default: Elasticsearch reference, "Disk-based shard allocation
+	// settings") less 5 points of headroom.
+	esSafePercent = 85
+	esPollSeconds = 600 // indices.lifecycle.poll_interval default (10m)
+	// esMaxRolloverBytes: Elasticsearch's advice of primary shards of at most 50 GB
+	// (Elasticsearch reference, "Size your shards"), the max_primary_shard_size of its built-in
+	// ILM policies.
+	esMaxRolloverBytes = 50 << 30
+	// esMaxRolloverSeconds: an estimate, a day's index at most, so that deletion stays fine
+	// grained on a slow pipeline.
+	esMaxRolloverSeconds = 86400
+	// defaultElasticsearchReplicas is the API's default of spec.elasticsearch.replicas.
+	defaultElasticsearchReplicas = 1
+	// segmentsPerPartitionSlack: Kafka keeps retention.bytes plus up to two segments per
+	// partition (UnifiedLog.deleteRetentionSizeBreachedSegments, above).
+	segmentsPerPartitionSlack = 2
+	// rolloversPerRetentionFraction: an estimate, a segment (or an index) is at most a tenth of
+	// what is retained, so that deleting one frees a tenth, not the half.
 	rolloversPerRetentionFraction = 10
 )
 

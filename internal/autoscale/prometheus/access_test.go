@@ -1,4 +1,4 @@
-package autoscale
+package prometheus
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/autoscale"
 )
 
 func TestCheckURL(t *testing.T) {
@@ -66,7 +67,7 @@ func TestDialRefusesDeniedAddressesAfterResolution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = src.Read(context.Background(), map[Signal]string{IngestRate: "up"}, time.Now())
+	_, err = src.Read(context.Background(), map[autoscale.Signal]string{autoscale.IngestRate: "up"}, time.Now())
 	var re *ReadError
 	if !errors.As(err, &re) || re.Status != "refused by the operator's access policy" {
 		t.Errorf("reading through a name resolving to a denied address: %v", err)
@@ -96,7 +97,7 @@ func TestBlackholedPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	queries := map[Signal]string{}
+	queries := map[autoscale.Signal]string{}
 	for s, q := range DefaultQueries {
 		queries[s] = q
 	}

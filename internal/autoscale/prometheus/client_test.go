@@ -1,4 +1,4 @@
-package autoscale
+package prometheus
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-dev/strata/internal/autoscale"
 )
 
 // A Prometheus HTTP API that answers each query with the JSON given for it.
@@ -44,26 +46,26 @@ func TestPrometheusRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs, err := src.Read(context.Background(), map[Signal]string{
-		BrokerTransmitBytes: "tx", ConsumerLag: "bad", IngestRate: "nan", ProcessingRate: "empty"}, now)
+	obs, err := src.Read(context.Background(), map[autoscale.Signal]string{
+		autoscale.BrokerTransmitBytes: "tx", autoscale.ConsumerLag: "bad", autoscale.IngestRate: "nan", autoscale.ProcessingRate: "empty"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := obs.Samples[BrokerTransmitBytes]; s.Value != 250 || !s.Time.Equal(now) {
+	if s := obs.Samples[autoscale.BrokerTransmitBytes]; s.Value != 250 || !s.Time.Equal(now) {
 		t.Errorf("transmit: %+v, want the sum 250 at %s", s, now)
 	}
-	for _, s := range []Signal{ConsumerLag, IngestRate, ProcessingRate} {
+	for _, s := range []autoscale.Signal{autoscale.ConsumerLag, autoscale.IngestRate, autoscale.ProcessingRate} {
 		if _, ok := obs.Samples[s]; ok {
 			t.Errorf("%s has a sample", s)
 		}
 	}
 	// The problem says what kind of error, never what Prometheus answered.
-	if got := obs.Problems[ConsumerLag]; got != "Prometheus rejected the query (bad_data)" {
+	if got := obs.Problems[autoscale.ConsumerLag]; got != "Prometheus rejected the query (bad_data)" {
 		t.Errorf("problem of the rejected query: %q", got)
 	}
 
 	srv.Close()
-	_, err = src.Read(context.Background(), map[Signal]string{BrokerTransmitBytes: "tx"}, now)
+	_, err = src.Read(context.Background(), map[autoscale.Signal]string{autoscale.BrokerTransmitBytes: "tx"}, now)
 	if want := "Prometheus at " + srv.URL + " is unreachable"; err == nil || err.Error() != want {
 		t.Errorf("an unreachable Prometheus: %v, want %q (no dial error: the operator is no port scanner)", err, want)
 	}

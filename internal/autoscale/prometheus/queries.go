@@ -1,10 +1,9 @@
-package autoscale
+package prometheus
 
 import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -12,33 +11,9 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/autoscale"
 	"github.com/strata-dev/strata/internal/desired"
 )
-
-// Signal names one metric the autoscaler reads. Its value is the field name in
-// spec.autoscaling.queries.
-type Signal string
-
-// The signals. Byte and record rates are per second, summed over the pods they cover.
-const (
-	BrokerTransmitBytes       Signal = "brokerTransmitBytes"
-	BrokerReceiveBytes        Signal = "brokerReceiveBytes"
-	KafkaBytesIn              Signal = "kafkaBytesIn"
-	KafkaBytesOut             Signal = "kafkaBytesOut"
-	UnderReplicatedPartitions Signal = "underReplicatedPartitions"
-	ConsumerLag               Signal = "consumerLag"
-	ConsumerLagTrend          Signal = "consumerLagTrend"
-	ProcessingRate            Signal = "processingRate"
-	IngestRate                Signal = "ingestRate"
-	ExecutorPageCacheBytes    Signal = "executorPageCacheBytes"
-	ExecutorFileRefaults      Signal = "executorFileRefaults"
-	ExecutorDiskReadBytes     Signal = "executorDiskReadBytes"
-	ExecutorSpillBytes        Signal = "executorSpillBytes"
-	ElasticsearchIndexingRate Signal = "elasticsearchIndexingRate"
-)
-
-// Field is the signal's field path in the spec, as error messages name it.
-func (s Signal) Field() string { return "spec.autoscaling.queries." + string(s) }
 
 // DefaultQueries are the queries for a kube-prometheus-stack installation scraping Strimzi
 // (its JMX exporter rules, internal/desired/kafkametrics.go, and its Kafka exporter), the Spark
@@ -68,62 +43,52 @@ func (s Signal) Field() string { return "spec.autoscaling.queries." + string(s) 
 //     split does without them (see memory.go).
 //   - The Elasticsearch exporter must report every node (--es.all) for the indexing rate to
 //     cover the cluster; its cluster label is the Elasticsearch resource's name.
-var DefaultQueries = map[Signal]string{
-	BrokerTransmitBytes: `sum(rate(container_network_transmit_bytes_total{namespace="$namespace",pod=~"$brokerPods"}[$range]))`,
-	BrokerReceiveBytes:  `sum(rate(container_network_receive_bytes_total{namespace="$namespace",pod=~"$brokerPods"}[$range]))`,
-	KafkaBytesIn: `sum(rate(kafka_server_brokertopicmetrics_bytesin_total{namespace="$namespace",pod=~"$brokerPods",topic=""}[$range]))` +
+var DefaultQueries = map[autoscale.Signal]string{
+	autoscale.BrokerTransmitBytes: `sum(rate(container_network_transmit_bytes_total{namespace="$namespace",pod=~"$brokerPods"}[$range]))`,
+	autoscale.BrokerReceiveBytes:  `sum(rate(container_network_receive_bytes_total{namespace="$namespace",pod=~"$brokerPods"}[$range]))`,
+	autoscale.KafkaBytesIn: `sum(rate(kafka_server_brokertopicmetrics_bytesin_total{namespace="$namespace",pod=~"$brokerPods",topic=""}[$range]))` +
 		` + (sum(rate(kafka_server_brokertopicmetrics_replicationbytesin_total{namespace="$namespace",pod=~"$brokerPods",topic=""}[$range])) or vector(0))`,
-	KafkaBytesOut: `sum(rate(kafka_server_brokertopicmetrics_bytesout_total{namespace="$namespace",pod=~"$brokerPods",topic=""}[$range]))` +
+	autoscale.KafkaBytesOut: `sum(rate(kafka_server_brokertopicmetrics_bytesout_total{namespace="$namespace",pod=~"$brokerPods",topic=""}[$range]))` +
 		` + (sum(rate(kafka_server_brokertopicmetrics_replicationbytesout_total{namespace="$namespace",pod=~"$brokerPods",topic=""}[$range])) or vector(0))`,
-	UnderReplicatedPartitions: `sum(kafka_server_replicamanager_underreplicatedpartitions{namespace="$namespace",pod=~"$brokerPods"})`,
-	ConsumerLag:               `sum(kafka_consumergroup_lag{namespace="$namespace",consumergroup="$pipeline",topic="$topic"})`,
-	ConsumerLagTrend:          `sum(deriv(kafka_consumergroup_lag{namespace="$namespace",consumergroup="$pipeline",topic="$topic"}[$range]))`,
-	ProcessingRate:            `sum(rate(kafka_consumergroup_current_offset{namespace="$namespace",consumergroup="$pipeline",topic="$topic"}[$range]))`,
-	IngestRate:                `sum(rate(kafka_topic_partition_current_offset{namespace="$namespace",topic="$topic"}[$range]))`,
-	ExecutorPageCacheBytes:    `avg(container_memory_cache{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"})`,
-	ExecutorFileRefaults:      `sum(rate(container_memory_workingset_refault_file_total{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"}[$range]))`,
-	ExecutorDiskReadBytes:     `sum(rate(container_fs_reads_bytes_total{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"}[$range]))`,
-	ExecutorSpillBytes: `clamp_min(sum(rate(container_fs_writes_bytes_total{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"}[$range]))` +
+	autoscale.UnderReplicatedPartitions: `sum(kafka_server_replicamanager_underreplicatedpartitions{namespace="$namespace",pod=~"$brokerPods"})`,
+	autoscale.ConsumerLag:               `sum(kafka_consumergroup_lag{namespace="$namespace",consumergroup="$pipeline",topic="$topic"})`,
+	autoscale.ConsumerLagTrend:          `sum(deriv(kafka_consumergroup_lag{namespace="$namespace",consumergroup="$pipeline",topic="$topic"}[$range]))`,
+	autoscale.ProcessingRate:            `sum(rate(kafka_consumergroup_current_offset{namespace="$namespace",consumergroup="$pipeline",topic="$topic"}[$range]))`,
+	autoscale.IngestRate:                `sum(rate(kafka_topic_partition_current_offset{namespace="$namespace",topic="$topic"}[$range]))`,
+	autoscale.ExecutorPageCacheBytes:    `avg(container_memory_cache{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"})`,
+	autoscale.ExecutorFileRefaults:      `sum(rate(container_memory_workingset_refault_file_total{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"}[$range]))`,
+	autoscale.ExecutorDiskReadBytes:     `sum(rate(container_fs_reads_bytes_total{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"}[$range]))`,
+	autoscale.ExecutorSpillBytes: `clamp_min(sum(rate(container_fs_writes_bytes_total{namespace="$namespace",pod=~"$executorPods",container!="",container!="POD"}[$range]))` +
 		` - (sum(rate(metrics_executor_totalShuffleWrite_bytes_total{namespace="$namespace",application_name="$sparkApplication",executor_id!="driver"}[$range])) or vector(0)), 0)`,
-	ElasticsearchIndexingRate: `sum(rate(elasticsearch_indices_indexing_index_total{namespace="$namespace",cluster="$pipeline"}[$range]))`,
-}
-
-// Signals lists every signal, in a stable order.
-func Signals() []Signal {
-	out := make([]Signal, 0, len(DefaultQueries))
-	for s := range DefaultQueries {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	autoscale.ElasticsearchIndexingRate: `sum(rate(elasticsearch_indices_indexing_index_total{namespace="$namespace",cluster="$pipeline"}[$range]))`,
 }
 
 // overrides returns the spec's query for each signal that has one.
-func overrides(q *v1alpha1.AutoscalingQueries) map[Signal]string {
+func overrides(q *v1alpha1.AutoscalingQueries) map[autoscale.Signal]string {
 	if q == nil {
 		return nil
 	}
-	return map[Signal]string{
-		BrokerTransmitBytes:       q.BrokerTransmitBytes,
-		BrokerReceiveBytes:        q.BrokerReceiveBytes,
-		KafkaBytesIn:              q.KafkaBytesIn,
-		KafkaBytesOut:             q.KafkaBytesOut,
-		UnderReplicatedPartitions: q.UnderReplicatedPartitions,
-		ConsumerLag:               q.ConsumerLag,
-		ConsumerLagTrend:          q.ConsumerLagTrend,
-		ProcessingRate:            q.ProcessingRate,
-		IngestRate:                q.IngestRate,
-		ExecutorPageCacheBytes:    q.ExecutorPageCacheBytes,
-		ExecutorFileRefaults:      q.ExecutorFileRefaults,
-		ExecutorDiskReadBytes:     q.ExecutorDiskReadBytes,
-		ExecutorSpillBytes:        q.ExecutorSpillBytes,
-		ElasticsearchIndexingRate: q.ElasticsearchIndexingRate,
+	return map[autoscale.Signal]string{
+		autoscale.BrokerTransmitBytes:       q.BrokerTransmitBytes,
+		autoscale.BrokerReceiveBytes:        q.BrokerReceiveBytes,
+		autoscale.KafkaBytesIn:              q.KafkaBytesIn,
+		autoscale.KafkaBytesOut:             q.KafkaBytesOut,
+		autoscale.UnderReplicatedPartitions: q.UnderReplicatedPartitions,
+		autoscale.ConsumerLag:               q.ConsumerLag,
+		autoscale.ConsumerLagTrend:          q.ConsumerLagTrend,
+		autoscale.ProcessingRate:            q.ProcessingRate,
+		autoscale.IngestRate:                q.IngestRate,
+		autoscale.ExecutorPageCacheBytes:    q.ExecutorPageCacheBytes,
+		autoscale.ExecutorFileRefaults:      q.ExecutorFileRefaults,
+		autoscale.ExecutorDiskReadBytes:     q.ExecutorDiskReadBytes,
+		autoscale.ExecutorSpillBytes:        q.ExecutorSpillBytes,
+		autoscale.ElasticsearchIndexingRate: q.ElasticsearchIndexingRate,
 	}
 }
 
 // QueryError is a query that does not parse; Field names it in the spec.
 type QueryError struct {
-	Signal Signal
+	Signal autoscale.Signal
 	Query  string
 	Err    error
 }
@@ -166,43 +131,26 @@ func inNamespace(expr parser.Expr, namespace string) error {
 	return bad
 }
 
-// Interval is the autoscaler's reading interval for a spec (the API's default when unset).
-func Interval(a *v1alpha1.AutoscalingSpec) time.Duration {
-	if a == nil || a.IntervalSeconds <= 0 {
-		return 30 * time.Second
-	}
-	return time.Duration(a.IntervalSeconds) * time.Second
-}
-
-// ScrapeInterval is how often Prometheus scrapes the pipeline's metrics (the API's default when
-// unset).
-func ScrapeInterval(a *v1alpha1.AutoscalingSpec) time.Duration {
-	if a == nil || a.ScrapeIntervalSeconds <= 0 {
-		return 30 * time.Second
-	}
-	return time.Duration(a.ScrapeIntervalSeconds) * time.Second
-}
-
 // Range is the rate window of the queries ($range): four of the longer of the reading and the
 // scrape interval. rate() needs two samples inside its window: four intervals of the autoscaler
 // alone would be 20 s at its 5 s minimum, shorter than one scrape at kube-prometheus-stack's 30 s.
 func Range(a *v1alpha1.AutoscalingSpec) time.Duration {
-	return 4 * max(Interval(a), ScrapeInterval(a))
+	return 4 * max(autoscale.Interval(a), autoscale.ScrapeInterval(a))
 }
 
 // Queries returns the pipeline's query for every signal — the override where the spec has one,
 // else the default — with the placeholders filled in, each checked with Prometheus' parser.
 // The first query that does not parse (in signal order) is returned as a *QueryError.
-func Queries(p *v1alpha1.AnalyticsPipeline) (map[Signal]string, error) {
+func Queries(p *v1alpha1.AnalyticsPipeline) (map[autoscale.Signal]string, error) {
 	var spec *v1alpha1.AutoscalingQueries
 	if p.Spec.Autoscaling != nil {
 		spec = p.Spec.Autoscaling.Queries
 	}
 	given := overrides(spec)
 	fill := placeholders(p)
-	out := make(map[Signal]string, len(DefaultQueries))
+	out := make(map[autoscale.Signal]string, len(DefaultQueries))
 	pql := parser.NewParser(parser.Options{})
-	for _, s := range Signals() {
+	for _, s := range autoscale.Signals() {
 		q := DefaultQueries[s]
 		if o := strings.TrimSpace(given[s]); o != "" {
 			q = o

@@ -1,4 +1,4 @@
-package autoscale
+package prometheus
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/strata-dev/strata/internal/autoscale"
 )
 
 // Prometheus reads signals from a Prometheus HTTP API with client_golang's API client, as the
@@ -88,14 +90,14 @@ func (p *Prometheus) readError(err error) *ReadError {
 // A query Prometheus rejects (a metric whose type makes the function invalid, say) is noted as
 // that signal's problem, by the error's type only; a Prometheus that cannot be read fails the
 // whole reading with a *ReadError.
-func (p *Prometheus) Read(ctx context.Context, queries map[Signal]string, now time.Time) (Observations, error) {
+func (p *Prometheus) Read(ctx context.Context, queries map[autoscale.Signal]string, now time.Time) (autoscale.Observations, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.access.Deadline)
 	defer cancel()
 	var mu sync.Mutex
-	obs := Observations{Samples: map[Signal]Sample{}, Problems: map[Signal]string{}}
+	obs := autoscale.Observations{Samples: map[autoscale.Signal]autoscale.Sample{}, Problems: map[autoscale.Signal]string{}}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
-	for _, s := range Signals() {
+	for _, s := range autoscale.Signals() {
 		q, ok := queries[s]
 		if !ok {
 			continue
@@ -126,7 +128,7 @@ func (p *Prometheus) Read(ctx context.Context, queries map[Signal]string, now ti
 
 // query returns the sum of the query's samples, or nil when it returns none. NaN and infinite
 // results (a division by zero) count as none: they say nothing about the load.
-func (p *Prometheus) query(ctx context.Context, q string, now time.Time) (*Sample, error) {
+func (p *Prometheus) query(ctx context.Context, q string, now time.Time) (*autoscale.Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.access.QueryTimeout)
 	defer cancel()
 	val, _, err := p.api.Query(ctx, q, now, promv1.WithLookbackDelta(p.lookback), promv1.WithTimeout(p.access.QueryTimeout))
@@ -162,5 +164,5 @@ func (p *Prometheus) query(ctx context.Context, q string, now time.Time) (*Sampl
 	if n == 0 {
 		return nil, nil
 	}
-	return &Sample{Value: sum, Time: stamp}, nil
+	return &autoscale.Sample{Value: sum, Time: stamp}, nil
 }

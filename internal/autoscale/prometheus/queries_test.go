@@ -1,4 +1,4 @@
-package autoscale
+package prometheus
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/autoscale"
 	"github.com/strata-dev/strata/internal/testutil"
 	"github.com/strata-dev/strata/internal/testutil/gen"
 )
@@ -37,17 +38,17 @@ func TestDefaultQueriesParseWithThePipelineFilledIn(t *testing.T) {
 		}
 	}
 	want := `sum(rate(container_network_transmit_bytes_total{namespace="analytics",pod=~"sensors-sensors-broker-[0-9]+"}[120s]))`
-	if got := qs[BrokerTransmitBytes]; got != want {
+	if got := qs[autoscale.BrokerTransmitBytes]; got != want {
 		t.Errorf("broker transmit query:\n got %s\nwant %s", got, want)
 	}
-	for _, s := range []Signal{ConsumerLag, ConsumerLagTrend, ProcessingRate} {
+	for _, s := range []autoscale.Signal{autoscale.ConsumerLag, autoscale.ConsumerLagTrend, autoscale.ProcessingRate} {
 		if got := qs[s]; !strings.Contains(got, `topic="readings"`) || !strings.Contains(got, `consumergroup="sensors"`) {
 			t.Errorf("%s does not select the topic and the job's consumer group: %s", s, got)
 		}
 	}
 	// The Spark operator submits with --name <SparkApplication> (spark-operator v2.5.2,
 	// internal/controller/sparkapplication/submission.go), Spark's application_name label.
-	if got := qs[ExecutorSpillBytes]; !strings.Contains(got, `application_name="sensors"`) {
+	if got := qs[autoscale.ExecutorSpillBytes]; !strings.Contains(got, `application_name="sensors"`) {
 		t.Errorf("spill query does not select the Spark application: %s", got)
 	}
 }
@@ -103,14 +104,14 @@ func TestOverriddenQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := qs[ConsumerLag]; got != `sum(my_lag{namespace="analytics"})` {
+	if got := qs[autoscale.ConsumerLag]; got != `sum(my_lag{namespace="analytics"})` {
 		t.Errorf("override: %s", got)
 	}
 
 	p.Spec.Autoscaling.Queries = &v1alpha1.AutoscalingQueries{IngestRate: `sum(rate(x[5m])`}
 	_, err = Queries(p)
 	var qe *QueryError
-	if !errors.As(err, &qe) || qe.Signal != IngestRate {
+	if !errors.As(err, &qe) || qe.Signal != autoscale.IngestRate {
 		t.Fatalf("want a QueryError for ingestRate, got %v", err)
 	}
 	if !strings.Contains(err.Error(), "spec.autoscaling.queries.ingestRate") {
@@ -125,10 +126,23 @@ func TestDocsListTheDefaultQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range Signals() {
+	for _, s := range autoscale.Signals() {
 		row := fmt.Sprintf("| `%s` | `%s` |", s, strings.ReplaceAll(DefaultQueries[s], "|", `\|`))
 		if !strings.Contains(string(doc), row+"\n") {
 			t.Errorf("docs/autoscaling.md lacks the row\n%s", row)
 		}
+	}
+}
+
+// TestEverySignalHasADefaultQuery: autoscale.Signals and DefaultQueries name the same signals,
+// so that a signal added to the deciding package is read, and no query is read for nothing.
+func TestEverySignalHasADefaultQuery(t *testing.T) {
+	for _, s := range autoscale.Signals() {
+		if DefaultQueries[s] == "" {
+			t.Errorf("signal %s has no default query", s)
+		}
+	}
+	if len(DefaultQueries) != len(autoscale.Signals()) {
+		t.Errorf("%d default queries for %d signals", len(DefaultQueries), len(autoscale.Signals()))
 	}
 }

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
+	pipelinemetrics "github.com/strata-dev/strata/internal/metrics"
+)
+
+// registerMetrics puts the autoscaler's decisions counter on reg (controller-runtime's registry,
+// which the metrics endpoint serves) and has the pipeline metrics' Forget remove a deleted
+// pipeline's decisions with its other series. main calls it once per process: client_golang
+// refuses a second registration, and the forget hook used to be installed twice, from two
+// init functions (internal/metrics and controllers), each deleting the same series again.
+func registerMetrics(reg prometheus.Registerer, forget *pipelinemetrics.Recorder) error {
+	if err := autoscaleprom.Register(reg); err != nil {
+		return err
+	}
+	forget.ForgetAlso(autoscaleprom.Decisions)
+	return nil
+}

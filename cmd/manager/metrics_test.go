@@ -1,0 +1,48 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
+	pipelinemetrics "github.com/strata-dev/strata/internal/metrics"
+)
+
+// TestRegisterMetrics: the manager's registration serves the autoscaler's decisions and a
+// deleted pipeline's decisions go with its other series, the other pipelines' stay.
+func TestRegisterMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	rec := pipelinemetrics.New(reg)
+	if err := registerMetrics(reg, rec); err != nil {
+		t.Fatal(err)
+	}
+	d := v1alpha1.AutoscalingDecision{Resource: "Brokers", Action: "ScaleUp", Reason: "LinkSaturated"}
+	autoscaleprom.Count("gone", "sensors", d)
+	autoscaleprom.Count("kept", "sensors", d)
+	rec.Forget("gone", "sensors")
+	left := map[string]bool{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "strata_autoscaler_decisions_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "namespace" {
+					left[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	if left["gone"] || !left["kept"] {
+		t.Errorf("decision series left for namespaces %v, want only kept", left)
+	}
+	if err := registerMetrics(reg, rec); err == nil {
+		t.Error("a second registration on the same registry was accepted: the counter would be served twice")
+	}
+}
