@@ -207,6 +207,10 @@ func (o *Operator) Apply(t testing.TB, p *v1alpha1.AnalyticsPipeline) {
 	}
 }
 
+// Running says whether the operator's process runs: false once it exited (a lost leader
+// election ends the manager, and the kubelet would start its container again).
+func (o *Operator) Running() bool { return o.proc != nil && o.proc.Running() }
+
 // Stop stops the operator (its pod gone).
 func (o *Operator) Stop() { o.proc.Stop() }
 
