@@ -24,6 +24,9 @@ type Write struct {
 	Kind, Namespace, Name string
 	Type                  watch.EventType
 	Managers              []string
+	// Content is whether the write changed anything but metadata and status (a taking over of
+	// fields that keeps their values changes managedFields only).
+	Content bool
 }
 
 // Recorder watches kinds from a resourceVersion on and keeps every write, with the object as it
@@ -105,7 +108,8 @@ func (r *Recorder) add(kind string, typ watch.EventType, u *unstructured.Unstruc
 	if typ == watch.Deleted {
 		delete(r.last, k)
 	}
-	r.writes = append(r.writes, Write{Kind: kind, Namespace: u.GetNamespace(), Name: u.GetName(), Type: typ, Managers: writers(before, u)})
+	r.writes = append(r.writes, Write{Kind: kind, Namespace: u.GetNamespace(), Name: u.GetName(), Type: typ,
+		Managers: writers(before, u), Content: before == nil || typ == watch.Deleted || !reflect.DeepEqual(content(before), content(u))})
 }
 
 // writers are the managers whose managedFields entry after holds and before does not, or holds
@@ -145,6 +149,17 @@ func (r *Recorder) Writes() ([]Write, error) {
 		err = fmt.Errorf("the record has gaps: %v", r.errs)
 	}
 	return append([]Write(nil), r.writes...), err
+}
+
+// content is the object without metadata and status.
+func content(u *unstructured.Unstructured) map[string]any {
+	out := map[string]any{}
+	for k, v := range u.Object {
+		if k != "metadata" && k != "status" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func objKey(kind string, u *unstructured.Unstructured) string {

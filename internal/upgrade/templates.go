@@ -67,8 +67,8 @@ func drop(v any, path []string) {
 	}
 }
 
-// Diff lists the leaves (scalars, empty maps and lists) that differ between before and after, by
-// path: map keys after a dot, or in brackets when they are not identifiers (label keys), list
+// Diff lists the leaves (scalars) that differ between before and after, by path (an empty map
+// or list is the same as none): map keys after a dot, or in brackets when they are not identifiers (label keys), list
 // items as [*] (a list whose length changed is one change, the list's own path). A leaf present
 // on one side only is a change too: a map added whole lists each of its leaves.
 func Diff(before, after any) []string {
@@ -94,7 +94,26 @@ func key(path, k string) string {
 	return path + "[" + k + "]"
 }
 
+// empty: nil, an empty map or list. The upstream operators read their specs into Go types,
+// where an absent field and an empty one (with omitempty) are the same, and they write them back
+// either way: ECK's full Update of its typed Elasticsearch adds `http.service: {metadata: {},
+// spec: {}}` and the like to a spec that had none. Neither rolls anything.
+func empty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
+}
+
 func diff(path string, a, b any, out map[string]bool) {
+	if empty(a) && empty(b) {
+		return
+	}
 	am, aMap := a.(map[string]any)
 	bm, bMap := b.(map[string]any)
 	al, aList := a.([]any)

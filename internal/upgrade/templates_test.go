@@ -16,6 +16,7 @@ nodeSets:
   podTemplate: {spec: {containers: [{name: es, env: [{name: A, value: "1"}]}]}}
 driver: {cores: 1, labels: {}}
 tolerations: [a, b]
+http: {service: {}}
 `
 	after := `
 nodeSets:
@@ -26,6 +27,8 @@ nodeSets:
     spec: {containers: [{name: es, env: [{name: A, value: "2"}]}]}
 driver: {cores: 1, labels: {x: y}}
 tolerations: [a]
+http: {service: {metadata: {}, spec: {}}, tls: {certificate: {}}}
+monitoring: {logs: {}}
 `
 	want := []string{
 		"driver.labels.x",

@@ -382,30 +382,43 @@ func childResources(t *testing.T, c client.Client) map[string]schema.GroupVersio
 }
 
 // reportWrites logs every write of the upgrade per kind and field manager, and Strata's per
-// child; a child Strata wrote more than once is logged by name.
+// kind, those that changed content (anything but metadata and status) apart from those that only
+// took fields over; a child whose content Strata changed more than once is logged by name.
 func reportWrites(t *testing.T, writes []Write) {
 	t.Logf("writes during the upgrade, per kind and field manager (strata: the operator's applies; manager: its patches):\n  %s",
 		strings.Join(ByKind(writes), "\n  "))
 	perChild := map[string]int{}
-	perKind := map[string]int{}
+	content, metadata := map[string]int{}, map[string]int{}
 	for _, w := range writes {
 		for _, m := range w.Managers {
-			if strataManagers[m] {
-				perChild[w.Kind+" "+w.Namespace+"/"+w.Name]++
-				perKind[w.Kind]++
-				break
+			if !strataManagers[m] {
+				continue
 			}
+			if w.Content {
+				content[w.Kind]++
+				perChild[w.Kind+" "+w.Namespace+"/"+w.Name]++
+			} else {
+				metadata[w.Kind]++
+			}
+			break
 		}
 	}
-	var kinds []string
-	for k, n := range perKind {
-		kinds = append(kinds, fmt.Sprintf("%s=%d", k, n))
-	}
-	sort.Strings(kinds)
-	t.Logf("Strata's writes per kind: %s", strings.Join(kinds, " "))
+	t.Logf("Strata's writes per kind, content changed: %s; managedFields only: %s", counts(content), counts(metadata))
 	for child, n := range perChild {
 		if n > 1 {
-			t.Logf("%s: written %d times by Strata", child, n)
+			t.Logf("%s: content changed %d times by Strata", child, n)
 		}
 	}
+}
+
+func counts(m map[string]int) string {
+	var out []string
+	for k, n := range m {
+		out = append(out, fmt.Sprintf("%s=%d", k, n))
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, " ")
 }
