@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
-	"github.com/strata-dev/strata/internal/upstream"
 	"github.com/strata-dev/strata/internal/testutil"
+	"github.com/strata-dev/strata/internal/upstream"
 )
 
 // helm runs the pinned Helm against the harness's API server as its admin.
