@@ -184,3 +184,9 @@ plugin-test: jvm-test ## Same as jvm-test.
 .PHONY: plugin-bench
 plugin-bench: ## Benchmark stock Spark against the plugin (minutes; jvm/shuffle-plugin/target/benchmark.txt).
 	$(MVN) $(MVN_FLAGS) -f $(JVM_POM) -pl shuffle-plugin test -Pbench
+
+.PHONY: upgrade-test
+upgrade-test: ## Upgrade from the previous release (hack/versions.env) on the upstream harness: pipelines of every golden case, pod template changes held to CHANGELOG.md (docs/upgrade.md).
+	$(TOOLS) upstream
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" STRATA_UPGRADE_TEST=1 \
+		$(GO) test -count=1 -timeout 45m -v -run TestUpgradeWithoutRestarts ./internal/upgrade/

@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -24,9 +26,36 @@ func (c conditions) set(condType string, status metav1.ConditionStatus, reason, 
 		Type:               condType,
 		Status:             status,
 		Reason:             reason,
-		Message:            message,
+		Message:            bounded(message, maxConditionMessage),
 		ObservedGeneration: c.generation,
 	})
+}
+
+// The API's limits on what a message may hold, in bytes: a condition's message (metav1.Condition,
+// maxLength 32768 in the CRD) and an event's note (events.k8s.io/v1, 1 KiB). Some messages
+// carry an upstream operator's own text, unbounded: the Spark operator's errorMessage of a
+// failed submission is spark-submit's whole output, Java stack traces included. One such message
+// over the limit made the API server refuse the whole status patch, so the pipeline's status
+// (observedGeneration, every condition) stayed as it was; the upgrade test found it
+// (docs/upgrade.md).
+const (
+	maxConditionMessage = 32768
+	maxEventNote        = 1024
+)
+
+// truncatedMark ends a message cut to its limit.
+const truncatedMark = " ... (truncated)"
+
+// bounded is msg cut to at most limit bytes, on a UTF-8 boundary, marked as cut.
+func bounded(msg string, limit int) string {
+	if len(msg) <= limit {
+		return msg
+	}
+	cut := limit - len(truncatedMark)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + truncatedMark
 }
 
 func (c conditions) isTrue(condType string) bool {
@@ -48,7 +77,8 @@ func announceTransitions(rec events.EventRecorder, obj runtime.Object, before, a
 		if cond.Status == metav1.ConditionFalse {
 			eventType = corev1.EventTypeWarning
 		}
-		rec.Eventf(obj, nil, eventType, cond.Reason, cond.Type, "%s=%s: %s", cond.Type, cond.Status, cond.Message)
+		rec.Eventf(obj, nil, eventType, cond.Reason, cond.Type, "%s",
+			bounded(fmt.Sprintf("%s=%s: %s", cond.Type, cond.Status, cond.Message), maxEventNote))
 	}
 }
 

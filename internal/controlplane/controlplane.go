@@ -142,11 +142,16 @@ func Versions() (map[string]string, error) {
 // Option changes how Start builds the control plane.
 type Option func(*options)
 
-type options struct{ withoutUpstream bool }
+type options struct{ withoutUpstream, withoutStrata bool }
 
 // WithoutUpstreamCRDs starts a control plane with Strata's CRDs only, as a cluster where Strimzi,
 // the Spark operator and ECK are not installed yet.
 func WithoutUpstreamCRDs() Option { return func(o *options) { o.withoutUpstream = true } }
+
+// WithoutStrataCRDs starts a control plane without Strata's CRDs, as a cluster where Strata is
+// not installed yet: the upgrade test installs a previous release's chart, whose crds/ Helm
+// installs.
+func WithoutStrataCRDs() Option { return func(o *options) { o.withoutStrata = true } }
 
 // Start starts a control plane (or connects to the existing cluster when
 // $STRATA_USE_EXISTING_CLUSTER=1) and installs Strata's CRDs and the upstream CRDs. On an
@@ -176,6 +181,9 @@ func Start(ctx context.Context, opts ...Option) (*Env, error) {
 		// longer on a busy two-core machine.
 		CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: CRDWait},
 		ControlPlaneStartTimeout: 2 * time.Minute,
+	}
+	if o.withoutStrata {
+		te.CRDDirectoryPaths = nil
 	}
 	if !existing {
 		assets, err := Assets()

@@ -42,10 +42,21 @@ type Chart struct {
 // $HELM or hack/tools.sh's build).
 func RenderChart(t testing.TB, release, namespace string) Chart {
 	t.Helper()
+	return RenderChartAt(t, filepath.Join(testutil.Root(), "charts", "strata"), release, namespace)
+}
+
+// RenderChartAt renders the chart in dir (another release's charts/strata, say) as RenderChart
+// does, with the values of set (name=value) besides.
+func RenderChartAt(t testing.TB, dir, release, namespace string, set ...string) Chart {
+	t.Helper()
 	helm := testutil.Tool(t, "helm", "HELM")
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(helm, "template", release, filepath.Join(testutil.Root(), "charts", "strata"),
-		"--namespace", namespace, "--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true")
+	args := []string{"template", release, dir,
+		"--namespace", namespace, "--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true"}
+	for _, v := range set {
+		args = append(args, "--set", v)
+	}
+	cmd := exec.Command(helm, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("helm template: %v\n%s", err, stderr.String())

@@ -77,6 +77,28 @@ func StartOperator(t testing.TB, dir string, chart Chart) *Operator {
 // once the operator is ready (its caches synced). The upstream harness runs it this way too.
 func RunOperator(t testing.TB, dir string, chart Chart, cfg *rest.Config, c client.Client, fixtures ...client.Object) *Operator {
 	t.Helper()
+	bin := filepath.Join(dir, "manager")
+	BuildManager(t, testutil.Root(), bin)
+	return RunOperatorBinary(t, dir, bin, chart, cfg, c, fixtures...)
+}
+
+// BuildManager builds cmd/manager of the source tree at root (the working tree, or a previous
+// release's, with its own go.mod) into bin. The binary is named as the container's, so that the
+// field manager of its non-apply writes is "manager" whichever release built it.
+func BuildManager(t testing.TB, root, bin string) {
+	t.Helper()
+	build := exec.Command("go", "build", "-o", bin, "./cmd/manager")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building cmd/manager in %s: %v\n%s", root, err, out)
+	}
+}
+
+// RunOperatorBinary is RunOperator with a manager already built (bin): a previous release's, say.
+// Run twice on one control plane (an upgrade), give each its own dir: the second leaves the
+// objects the first created as they are.
+func RunOperatorBinary(t testing.TB, dir, bin string, chart Chart, cfg *rest.Config, c client.Client, fixtures ...client.Object) *Operator {
+	t.Helper()
 	ctx := context.Background()
 	o := &Operator{Client: c, Config: cfg, chart: chart}
 
@@ -118,12 +140,6 @@ func RunOperator(t testing.TB, dir string, chart Chart, cfg *rest.Config, c clie
 		t.Fatal(err)
 	}
 
-	bin := filepath.Join(dir, "manager")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/manager")
-	build.Dir = testutil.Root()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building cmd/manager: %v\n%s", err, out)
-	}
 	o.Address = testutil.FreePort(t)
 	o.bin, o.dir, o.probe, o.owner = bin, dir, testutil.FreePort(t), t
 	o.args = operatorArgs(chart, kubeconfig, o.Address, o.probe, certDir)
@@ -190,6 +206,10 @@ func (o *Operator) Apply(t testing.TB, p *v1alpha1.AnalyticsPipeline) {
 		t.Fatalf("creating pipeline %s/%s: %v", p.Namespace, p.Name, err)
 	}
 }
+
+// Running says whether the operator's process runs: false once it exited (a lost leader
+// election ends the manager, and the kubelet would start its container again).
+func (o *Operator) Running() bool { return o.proc != nil && o.proc.Running() }
 
 // Stop stops the operator (its pod gone).
 func (o *Operator) Stop() { o.proc.Stop() }

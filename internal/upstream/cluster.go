@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/strata-dev/strata/internal/controlplane"
 	"github.com/strata-dev/strata/internal/lab"
 	"github.com/strata-dev/strata/internal/testutil"
 	"github.com/strata-dev/strata/internal/testutil/proc"
@@ -55,6 +57,10 @@ type Options struct {
 	// strimzi-kafka-operator 1.2.0, cluster-operator/src/main/java/io/strimzi/operator/cluster/
 	// Main.java, HEALTH_SERVER_PORT), so only one harness on a machine can run it at a time.
 	WithoutStrimzi bool
+	// WithoutStrata starts neither Strata's CRDs nor its operator: the test installs a release
+	// of its own (the upgrade test: the previous release's chart, then the working tree's), with
+	// HarnessChart's arguments.
+	WithoutStrata bool
 }
 
 // Start starts the harness: kube-apiserver and etcd with Strata's and the upstream CRDs,
@@ -81,7 +87,11 @@ func Start(t testing.TB, opts Options) *Cluster {
 		}
 		t.Logf("components' logs in %s", dir)
 	}
-	env, c := testutil.ControlPlane(t)
+	var cpOpts []controlplane.Option
+	if opts.WithoutStrata {
+		cpOpts = append(cpOpts, controlplane.WithoutStrataCRDs())
+	}
+	env, c := testutil.ControlPlane(t, cpOpts...)
 	// Registered after the control plane's cleanup, so it runs before: the harness's own loops
 	// stop before the API server does.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -121,17 +131,26 @@ func Start(t testing.TB, opts Options) *Cluster {
 	}
 	ctrl, hook := startSparkOperator(ctx, t, dir, env.Config, api, c, opts.JobNamespaces...)
 	h.components = append(h.components, ctrl, hook)
-	chart := lab.RenderChart(t, "strata", "strata-system")
+	if opts.WithoutStrata {
+		h.Alive(t)
+		return h
+	}
+	h.Operator = lab.RunOperator(t, dir, HarnessChart(lab.RenderChart(t, "strata", "strata-system")), env.Config, c, opts.Fixtures...)
+	h.Alive(t)
+	return h
+}
+
+// HarnessChart is chart with the arguments the harness runs the operator with: the chart's
+// --upstream-status-timeout (3m) shortened, since a test waits for the NotReconciled of the
+// controllers that do not run here (Strimzi without its build).
+func HarnessChart(chart lab.Chart) lab.Chart {
+	chart.Args = slices.Clone(chart.Args)
 	for i, a := range chart.Args {
 		if strings.HasPrefix(a, "--upstream-status-timeout=") {
-			// The chart's 3m, shortened: a test waits for the NotReconciled of the controllers
-			// that do not run here (Strimzi without its build).
 			chart.Args[i] = "--upstream-status-timeout=" + UpstreamStatusTimeout.String()
 		}
 	}
-	h.Operator = lab.RunOperator(t, dir, chart, env.Config, c, opts.Fixtures...)
-	h.Alive(t)
-	return h
+	return chart
 }
 
 // Alive fails the test when an upstream component has exited.
