@@ -48,6 +48,9 @@ type options struct {
 	cleanupTimeout                 time.Duration
 	userServiceAccounts            bool
 	upstreamStatusTimeout          time.Duration
+	// The leader election's timings (controller-runtime's LeaseDuration, RenewDeadline,
+	// RetryPeriod); docs/standby.md measures what they cost in a failover.
+	leaseDuration, renewDeadline, retryPeriod time.Duration
 }
 
 // stringList is a repeatable flag.
@@ -78,6 +81,9 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles at a time.")
 	fs.StringVar(&o.leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election lease (default: the pod's namespace).")
+	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits, from the last renewal it saw, before it takes an unrenewed lease over: the longest a failover waits for a dead leader.")
+	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew its lease before it gives up and exits (less than the lease duration).")
+	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often the leader renews its lease and a standby tries to take it (the renew deadline must exceed 1.2 times it).")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose pipelines to reconcile (default: all).")
 	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Requests per second the operator may send to the API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests the operator may send to the API server.")
@@ -121,6 +127,14 @@ func main() {
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
+// positive is d, or nil (controller-runtime's default) when d is not set.
+func positive(d time.Duration) *time.Duration {
+	if d <= 0 {
+		return nil
+	}
+	return &d
+}
+
 // run builds the manager and runs it until ctx ends.
 func run(ctx context.Context, cfg *rest.Config, o options) error {
 	log := ctrl.Log.WithName("setup")
@@ -160,6 +174,9 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		LeaderElectionID:              "strata.strata.dev",
 		LeaderElectionNamespace:       o.leaderNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 positive(o.leaseDuration),
+		RenewDeadline:                 positive(o.renewDeadline),
+		RetryPeriod:                   positive(o.retryPeriod),
 		Cache:                         cacheOpts,
 	}))
 	if err != nil {
