@@ -2,10 +2,12 @@ package chaos
 
 import (
 	"bytes"
-	"encoding/json"
+	"compress/gzip"
+	"encoding/pem"
+	"fmt"
 	"io"
-	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strings"
@@ -13,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 )
 
@@ -23,11 +27,14 @@ import (
 // test's) for every replica.
 type Proxy struct {
 	Replica string
-	// URL is the proxy's address, for the replica's kubeconfig (plain HTTP on loopback).
+	// URL is the proxy's address (https, loopback) and CA the certificate it serves, for the
+	// replica's kubeconfig.
 	URL string
+	CA  []byte
 
 	mu     sync.Mutex
 	writes []Write
+	errs   []string
 }
 
 // Write is one mutating request of a replica.
@@ -65,16 +72,18 @@ func StartProxy(t testing.TB, cfg *rest.Config, replica string) *Proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &Proxy{Replica: replica, URL: "http://" + ln.Addr().String()}
+	p := &Proxy{Replica: replica}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Host = target.Host },
 		// Watches stream: every event goes on at once.
 		FlushInterval: -1,
 		Transport:     &http.Transport{TLSClientConfig: tlsCfg, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: true},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			p.mu.Lock()
+			p.errs = append(p.errs, fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err))
+			p.mu.Unlock()
+			w.WriteHeader(http.StatusBadGateway)
+		},
 		ModifyResponse: func(resp *http.Response) error {
 			if !isLease(resp.Request.URL.Path) || !mutating(resp.Request.Method) {
 				return nil
@@ -86,18 +95,14 @@ func StartProxy(t testing.TB, cfg *rest.Config, replica string) *Proxy {
 			if err != nil {
 				return err
 			}
-			var lease struct {
-				Spec struct {
-					HolderIdentity string `json:"holderIdentity"`
-				} `json:"spec"`
-			}
-			if json.Unmarshal(b, &lease) == nil {
-				resp.Header.Set(holderHeader, lease.Spec.HolderIdentity)
+			if h := leaseHolder(b, resp.Header.Get("Content-Encoding")); h != "" {
+				resp.Header.Set(holderHeader, h)
 			}
 			return nil
 		},
 	}
-	srv := &http.Server{ReadHeaderTimeout: time.Minute, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// TLS towards the replica too: client-go sends no bearer token to a plain-HTTP server.
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !mutating(r.Method) {
 			rp.ServeHTTP(w, r)
 			return
@@ -107,9 +112,11 @@ func StartProxy(t testing.TB, cfg *rest.Config, replica string) *Proxy {
 		rp.ServeHTTP(rec, r)
 		p.add(Write{Replica: replica, At: at, Done: time.Now(), Method: r.Method, Path: r.URL.Path, Status: rec.status,
 			Lease: isLease(r.URL.Path), Holder: rec.Header().Get(holderHeader), Event: isEvent(r.URL.Path)})
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	}))
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	p.URL = srv.URL
+	p.CA = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	return p
 }
 
@@ -123,11 +130,40 @@ func (p *Proxy) add(w Write) {
 	p.writes = append(p.writes, w)
 }
 
+// Errors are the requests the proxy could not pass on (the replica saw 502 Bad Gateway).
+func (p *Proxy) Errors() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.errs...)
+}
+
 // Writes is a copy of what the replica wrote so far.
 func (p *Proxy) Writes() []Write {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Write(nil), p.writes...)
+}
+
+// leaseHolder is the holderIdentity of the Lease in an answer's body, whichever encoding the
+// replica asked for (controller-runtime's clients ask for protobuf for built-in kinds).
+func leaseHolder(body []byte, encoding string) string {
+	if encoding == "gzip" {
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return ""
+		}
+		if body, err = io.ReadAll(zr); err != nil {
+			return ""
+		}
+	}
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		return ""
+	}
+	if l, ok := obj.(*coordinationv1.Lease); ok && l.Spec.HolderIdentity != nil {
+		return *l.Spec.HolderIdentity
+	}
+	return ""
 }
 
 func mutating(method string) bool {

@@ -32,11 +32,13 @@ type Replica struct {
 
 // ReplicaOptions say how a replica differs from the Operator's process.
 type ReplicaOptions struct {
-	// Server, when set, is the address (http://host:port) the replica reaches the API server at
+	// Server, when set, is the address (https://host:port) the replica reaches the API server at
 	// instead of the control plane's: a proxy of the test's that sees every request the replica
 	// makes (which a shared API server cannot tell apart: the replicas share a ServiceAccount,
 	// a user agent and a field manager).
 	Server string
+	// ServerCA is the PEM certificate that verifies Server.
+	ServerCA []byte
 	// Args are added to the Operator's arguments (a later flag wins: --leader-elect=false).
 	Args []string
 }
@@ -51,10 +53,7 @@ func (o *Operator) StartReplica(t testing.TB, name string, opts ReplicaOptions) 
 	if opts.Server != "" {
 		kc := filepath.Join(o.dir, name+".kubeconfig")
 		cfg := rest.CopyConfig(o.Config)
-		cfg.Host = opts.Server
-		if strings.HasPrefix(opts.Server, "http://") {
-			cfg.CAData = nil // plain HTTP to the proxy on loopback; the proxy speaks TLS onwards
-		}
+		cfg.Host, cfg.CAData = opts.Server, opts.ServerCA
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := WriteKubeconfig(ctx, o.clientset, cfg, o.chart.Pod.Namespace, o.chart.ServiceAccount, kc); err != nil {
