@@ -19,6 +19,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -135,6 +136,9 @@ func positive(d time.Duration) *time.Duration {
 	return &d
 }
 
+// leaderElectionID names the leader election's Lease.
+const leaderElectionID = "strata.strata.dev"
+
 // run builds the manager and runs it until ctx ends.
 func run(ctx context.Context, cfg *rest.Config, o options) error {
 	log := ctrl.Log.WithName("setup")
@@ -166,18 +170,37 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 			cacheOpts.DefaultNamespaces[strings.TrimSpace(ns)] = cache.Config{}
 		}
 	}
+	// With leader election, the lease lock is fenced (fence.go): the manager's writes stop as soon
+	// as its lease may have passed to a standby, not only when its elector gives up.
+	var lock resourcelock.Interface
+	if o.leaderElect {
+		deadline := o.renewDeadline
+		if deadline <= 0 {
+			deadline = 10 * time.Second // controller-runtime's default RenewDeadline
+		}
+		l, err := leaseLock(cfg, o.leaderNamespace, leaderElectionID, deadline, scheme)
+		if err != nil {
+			return err
+		}
+		f := newFence(l, deadline)
+		lock = f
+		cfg = rest.CopyConfig(cfg)
+		cfg.Wrap(f.wrap)
+	}
 	mgr, err := ctrl.NewManager(cfg, controllers.ManagerOptions(ctrl.Options{
-		Scheme:                        scheme,
-		Metrics:                       metrics,
-		HealthProbeBindAddress:        o.probeAddr,
-		LeaderElection:                o.leaderElect,
-		LeaderElectionID:              "strata.strata.dev",
-		LeaderElectionNamespace:       o.leaderNamespace,
-		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 positive(o.leaseDuration),
-		RenewDeadline:                 positive(o.renewDeadline),
-		RetryPeriod:                   positive(o.retryPeriod),
-		Cache:                         cacheOpts,
+		Scheme:                  scheme,
+		Metrics:                 metrics,
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        leaderElectionID,
+		LeaderElectionNamespace: o.leaderNamespace,
+		// When set, controller-runtime uses this lock (and still the timings below).
+		LeaderElectionResourceLockInterface: lock,
+		LeaderElectionReleaseOnCancel:       true,
+		LeaseDuration:                       positive(o.leaseDuration),
+		RenewDeadline:                       positive(o.renewDeadline),
+		RetryPeriod:                         positive(o.retryPeriod),
+		Cache:                               cacheOpts,
 	}))
 	if err != nil {
 		return err
@@ -207,6 +230,11 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	}); err != nil {
 		return err
 	}
-	log.Info("starting the manager", "watchNamespaces", o.watchNamespaces, "leaderElection", o.leaderElect)
+	if lock != nil {
+		// The Lease's holderIdentity while this replica leads.
+		log.Info("leader election", "identity", lock.Identity(), "lease", o.leaderNamespace+"/"+leaderElectionID)
+	}
+	log.Info("starting the manager", "watchNamespaces", o.watchNamespaces, "leaderElection", o.leaderElect,
+		"leaseDuration", o.leaseDuration, "renewDeadline", o.renewDeadline, "retryPeriod", o.retryPeriod)
 	return mgr.Start(ctx)
 }
