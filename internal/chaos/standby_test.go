@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,6 +84,9 @@ func TestStandbyTakesOver(t *testing.T) {
 	// Created and holding local volumes, so that the deletion below has volumes to wipe.
 	running := func() error {
 		if err := observed(ctx, h, p); err != nil {
+			return err
+		}
+		if err := created(ctx, h, p); err != nil {
 			return err
 		}
 		return holds(ctx, h, p)
@@ -202,9 +206,7 @@ func TestStandbyTakesOver(t *testing.T) {
 // released is nil once the pipeline and its children are gone, no local volume is held for a
 // claim of its namespace and no cleanup pod is left: what Strata does on deletion under Delete.
 // Unlike deleted (TestCrashAnywhere's), it does not wait for dynamically provisioned volumes:
-// deleting those is the controller-manager's, and an Elasticsearch deleted while ECK was still
-// creating its pods can leave a claim behind (seen once, 5 minutes after the deletion; not
-// Strata's object).
+// deleting those is the controller-manager's.
 func released(ctx context.Context, h *upstream.Cluster, p *v1alpha1.AnalyticsPipeline) error {
 	if err := h.Client.Get(ctx, client.ObjectKeyFromObject(p), &v1alpha1.AnalyticsPipeline{}); !apierrors.IsNotFound(err) {
 		return fmt.Errorf("the pipeline still exists (%v)", err)
@@ -231,6 +233,35 @@ func released(ctx context.Context, h *upstream.Cluster, p *v1alpha1.AnalyticsPip
 	}
 	if len(pods.Items) > 0 {
 		return fmt.Errorf("%d cleanup pods left, %s the first", len(pods.Items), pods.Items[0].Name)
+	}
+	return nil
+}
+
+// created is nil once every StatefulSet of the pipeline's namespace (ECK's, the Spark operator's)
+// has made all its pods, so all its claims, and every claim there is bound. A deletion before that
+// races the StatefulSet controller: a claim made for a pod created as its Elasticsearch is deleted
+// outlives it, holding its volume (seen twice; neither Strata's object nor its decision).
+func created(ctx context.Context, h *upstream.Cluster, p *v1alpha1.AnalyticsPipeline) error {
+	var sets appsv1.StatefulSetList
+	if err := h.Client.List(ctx, &sets, client.InNamespace(p.Namespace)); err != nil {
+		return err
+	}
+	if len(sets.Items) == 0 {
+		return fmt.Errorf("no StatefulSet in %s yet", p.Namespace)
+	}
+	for _, s := range sets.Items {
+		if s.Spec.Replicas == nil || s.Status.ObservedGeneration != s.Generation || s.Status.Replicas != *s.Spec.Replicas {
+			return fmt.Errorf("StatefulSet %s has %d of its pods", s.Name, s.Status.Replicas)
+		}
+	}
+	var claims corev1.PersistentVolumeClaimList
+	if err := h.Client.List(ctx, &claims, client.InNamespace(p.Namespace)); err != nil {
+		return err
+	}
+	for _, c := range claims.Items {
+		if c.Status.Phase != corev1.ClaimBound {
+			return fmt.Errorf("claim %s is %s", c.Name, c.Status.Phase)
+		}
 	}
 	return nil
 }
