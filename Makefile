@@ -119,6 +119,13 @@ chaos: ## Kill the manager with SIGKILL at random moments of a pipeline's life o
 		STRATA_CHAOS_KILLS_PER_ROUND=$(or $(CHAOS_KILLS_PER_ROUND),29) STRATA_CHAOS_SEED=$(or $(CHAOS_SEED),1) \
 		$(GO) test -count=1 -timeout 90m -v -run TestCrashAnywhere ./internal/chaos/
 
+.PHONY: standby
+standby: ## Kill and freeze the leader of two manager replicas on the upstream harness (docs/standby.md): failover times, no write outside a tenure, no double wipe; STANDBY_LEASE=15s/10s/2s tries other lease timings.
+	$(TOOLS) upstream
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" \
+		STRATA_STANDBY_KILLS=$(or $(STANDBY_KILLS),8) STRATA_STANDBY_PAUSES=$(or $(STANDBY_PAUSES),3) STRATA_CHAOS_SEED=$(or $(CHAOS_SEED),1) \
+		STRATA_STANDBY_LEASE=$(STANDBY_LEASE) $(GO) test -count=1 -timeout 60m -v -run TestStandbyTakesOver ./internal/chaos/
+
 .PHONY: bench
 bench: ## Run the benchmarks: the planner's, and N pipelines against a real control plane.
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...

@@ -265,7 +265,8 @@ func TestRenderDefaults(t *testing.T) {
 	checkRBAC(t, objs, fullname)
 	checkSecurity(t, find(objs, "Deployment", fullname))
 	d := find(objs, "Deployment", fullname)
-	checkArgs(t, d, []string{"--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443", "--zap-log-level=info",
+	checkArgs(t, d, []string{"--leader-elect", "--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s",
+		"--leader-elect-retry-period=2s", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443", "--zap-log-level=info",
 		"--volume-cleanup-namespace=" + namespace, "--ingest-image=ghcr.io/strata-dev/strata-ingest:0.1.0"},
 		// The cleanup pods' image and timeout are the manager's defaults unless set.
 		[]string{"--watch-namespaces", "--allow-user-service-accounts", "--volume-cleanup-image", "--volume-cleanup-timeout"})
@@ -303,7 +304,8 @@ func TestRenderAllOptions(t *testing.T) {
 		t.Fatal("no Deployment")
 	}
 	checkSecurity(t, d)
-	checkArgs(t, d, []string{"--leader-elect", "--health-probe-bind-address=:9081", "--metrics-bind-address=:9443",
+	checkArgs(t, d, []string{"--leader-elect", "--leader-elect-lease-duration=20s", "--leader-elect-renew-deadline=12s",
+		"--leader-elect-retry-period=3s", "--health-probe-bind-address=:9081", "--metrics-bind-address=:9443",
 		"--zap-log-level=debug", "--watch-namespaces=team-a,team-b",
 		`--prometheus-allowed-url=https://prometheus-operated\.monitoring(\.svc)?:9090`,
 		"--prometheus-bearer-token-file=/etc/strata/prometheus/token/token",

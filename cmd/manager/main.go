@@ -19,6 +19,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -50,6 +51,9 @@ type options struct {
 	cleanupTimeout                 time.Duration
 	userServiceAccounts            bool
 	upstreamStatusTimeout          time.Duration
+	// The leader election's timings (controller-runtime's LeaseDuration, RenewDeadline,
+	// RetryPeriod); docs/standby.md measures what they cost in a failover.
+	leaseDuration, renewDeadline, retryPeriod time.Duration
 }
 
 // stringList is a repeatable flag.
@@ -80,6 +84,9 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles at a time.")
 	fs.StringVar(&o.leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election lease (default: the pod's namespace).")
+	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits, from the last renewal it saw, before it takes an unrenewed lease over: the longest a failover waits for a dead leader.")
+	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew its lease before it gives up and exits (less than the lease duration).")
+	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often the leader renews its lease and a standby tries to take it (the renew deadline must exceed 1.2 times it).")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose pipelines to reconcile (default: all).")
 	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Requests per second the operator may send to the API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests the operator may send to the API server.")
@@ -127,6 +134,17 @@ func main() {
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
+// positive is d, or nil (controller-runtime's default) when d is not set.
+func positive(d time.Duration) *time.Duration {
+	if d <= 0 {
+		return nil
+	}
+	return &d
+}
+
+// leaderElectionID names the leader election's Lease.
+const leaderElectionID = "strata.strata.dev"
+
 // run builds the manager and runs it until ctx ends.
 func run(ctx context.Context, cfg *rest.Config, o options) error {
 	log := ctrl.Log.WithName("setup")
@@ -158,15 +176,37 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 			cacheOpts.DefaultNamespaces[strings.TrimSpace(ns)] = cache.Config{}
 		}
 	}
+	// With leader election, the lease lock is fenced (fence.go): the manager's writes stop as soon
+	// as its lease may have passed to a standby, not only when its elector gives up.
+	var lock resourcelock.Interface
+	if o.leaderElect {
+		deadline := o.renewDeadline
+		if deadline <= 0 {
+			deadline = 10 * time.Second // controller-runtime's default RenewDeadline
+		}
+		l, err := leaseLock(cfg, o.leaderNamespace, leaderElectionID, deadline, scheme)
+		if err != nil {
+			return err
+		}
+		f := newFence(l, deadline)
+		lock = f
+		cfg = rest.CopyConfig(cfg)
+		cfg.Wrap(f.wrap)
+	}
 	mgr, err := ctrl.NewManager(cfg, controllers.ManagerOptions(ctrl.Options{
-		Scheme:                        scheme,
-		Metrics:                       metrics,
-		HealthProbeBindAddress:        o.probeAddr,
-		LeaderElection:                o.leaderElect,
-		LeaderElectionID:              "strata.strata.dev",
-		LeaderElectionNamespace:       o.leaderNamespace,
-		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cacheOpts,
+		Scheme:                  scheme,
+		Metrics:                 metrics,
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        leaderElectionID,
+		LeaderElectionNamespace: o.leaderNamespace,
+		// When set, controller-runtime uses this lock (and still the timings below).
+		LeaderElectionResourceLockInterface: lock,
+		LeaderElectionReleaseOnCancel:       true,
+		LeaseDuration:                       positive(o.leaseDuration),
+		RenewDeadline:                       positive(o.renewDeadline),
+		RetryPeriod:                         positive(o.retryPeriod),
+		Cache:                               cacheOpts,
 	}))
 	if err != nil {
 		return err
@@ -196,6 +236,11 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	}); err != nil {
 		return err
 	}
-	log.Info("starting the manager", "watchNamespaces", o.watchNamespaces, "leaderElection", o.leaderElect)
+	if lock != nil {
+		// The Lease's holderIdentity while this replica leads.
+		log.Info("leader election", "identity", lock.Identity(), "lease", o.leaderNamespace+"/"+leaderElectionID)
+	}
+	log.Info("starting the manager", "watchNamespaces", o.watchNamespaces, "leaderElection", o.leaderElect,
+		"leaseDuration", o.leaseDuration, "renewDeadline", o.renewDeadline, "retryPeriod", o.retryPeriod)
 	return mgr.Start(ctx)
 }

@@ -12,4 +12,8 @@
 // happened in, across kinds). Replay (replay.go) is pure and table-tested; Recorder (record.go)
 // collects the events; Monkey (monkey.go) kills and restarts the manager; the scenarios are in
 // chaos_test.go. `make chaos` runs them with at least 200 kills; `make test` with a few.
+//
+// standby_test.go runs two manager replicas with leader election, each behind a Proxy that
+// records its writes, kills or freezes the leader, measures the failover and checks that no
+// replica wrote outside its tenure as leader (tenure.go); `make standby`, docs/standby.md.
 package chaos
