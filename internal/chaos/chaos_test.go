@@ -84,10 +84,16 @@ func TestCrashAnywhere(t *testing.T) {
 	h.Alive(t)
 }
 
-// life runs both pipelines' lives in namespace ns, killing the manager kills times in each step.
+// storm is what befalls a step: the manager killed (Monkey), the API server restarted (APIFault).
+type storm interface {
+	Storm(t testing.TB, n int, change func(i int))
+	Converged(restarted time.Time) time.Duration
+}
+
+// life runs both pipelines' lives in namespace ns, striking (m) kills times in each step.
 // With kills 0 it records each step's children in ref; else it waits for each step's children
 // to be ref's.
-func life(ctx context.Context, t *testing.T, h *upstream.Cluster, sample *v1alpha1.AnalyticsPipeline, ns string, m *Monkey, kills int, ref map[string]Snapshot) {
+func life(ctx context.Context, t *testing.T, h *upstream.Cluster, sample *v1alpha1.AnalyticsPipeline, ns string, m storm, kills int, ref map[string]Snapshot) {
 	if err := h.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +112,7 @@ func life(ctx context.Context, t *testing.T, h *upstream.Cluster, sample *v1alph
 				return same(ctx, h, p, name, kills == 0, ref)
 			})
 			if kills > 0 {
-				t.Logf("%s: converged %s after the last of %d kills", name, m.Converged(restarted).Round(100*time.Millisecond), kills)
+				t.Logf("%s: converged %s after the last of %d faults", name, m.Converged(restarted).Round(100*time.Millisecond), kills)
 			}
 		})
 	}

@@ -41,6 +41,8 @@ type Env struct {
 	Existing bool
 
 	env *envtest.Environment
+	// kept are the certificate directories of restarted API servers (RestartAPIServer).
+	kept []string
 }
 
 // RepoRoot is the directory holding Strata's go.mod, found from the working directory upwards.
@@ -229,7 +231,11 @@ func InstallMissing(ctx context.Context, cfg *rest.Config, dirs []string) error 
 
 // Stop stops the control plane (or only disconnects from an existing cluster).
 func (e *Env) Stop() error {
-	return e.env.Stop()
+	err := e.env.Stop()
+	for _, dir := range e.kept {
+		_ = os.RemoveAll(dir)
+	}
+	return err
 }
 
 // CRDNames are the CRDs every Strata control plane has: Strata's and the upstream ones the
