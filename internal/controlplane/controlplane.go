@@ -178,6 +178,9 @@ func Start(ctx context.Context, opts ...Option) (*Env, error) {
 		// longer on a busy two-core machine.
 		CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: CRDWait},
 		ControlPlaneStartTimeout: 2 * time.Minute,
+		// envtest's default is 20 s: a kube-apiserver draining its requests on a loaded machine
+		// (RestartAPIServer) can take longer, and is then killed and left to exit in its own time.
+		ControlPlaneStopTimeout: 2 * time.Minute,
 	}
 	if !existing {
 		assets, err := Assets()
