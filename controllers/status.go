@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -48,7 +49,7 @@ func announceTransitions(rec events.EventRecorder, obj runtime.Object, before, a
 		if cond.Status == metav1.ConditionFalse {
 			eventType = corev1.EventTypeWarning
 		}
-		rec.Eventf(obj, nil, eventType, cond.Reason, cond.Type, "%s=%s: %s", cond.Type, cond.Status, cond.Message)
+		rec.Eventf(obj, nil, eventType, cond.Reason, cond.Type, "%s", eventNote(fmt.Sprintf("%s=%s: %s", cond.Type, cond.Status, cond.Message)))
 	}
 }
 

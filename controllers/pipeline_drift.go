@@ -1,0 +1,111 @@
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/ssa"
+)
+
+// leftToOthers are the fields of a child that Strata sets but leaves to another field manager
+// that changed them: labels that only describe the object. Nothing reads them — Strata finds
+// its children by SelectorLabels (instance, managed-by) and their owner reference, the
+// upstream operators by strimzi.io/cluster and the objects' names — so a user's or a tool's
+// own value harms nothing, and taking it back would start a tug of war with that tool.
+// Everything else Strata applies it must own: the specs carry the plan (a changed replica
+// count or resource is a plan not carried out, or a volume Strata does not account for), the
+// selector labels and owner references tie a child to its pipeline, and Strata's annotations
+// (strimzi.io/pause-reconciliation, the Kafka cluster ID) guard retained data.
+var leftToOthers = []string{desired.LabelName, desired.LabelComponent, desired.LabelPartOf}
+
+// maxNamed is how many changed fields a ChildrenAsApplied message names.
+const maxNamed = 3
+
+// childrenModified compares each desired child with the live one for fields another field
+// manager now holds with another value (ssa.Changes), before the apply step takes them back
+// (Strata applies with force). Fields Strata may leave are dropped from the desired object, so
+// that the other manager keeps them. It sets ChildrenAsApplied.
+func (r *PipelineReconciler) childrenModified(_ context.Context, s *scope) error {
+	if !s.planned {
+		return nil
+	}
+	// A difference is someone else's change only when Strata applies what it applied last:
+	// the spec is the one already carried out and the plan the one in the status. Else the
+	// difference is Strata's own next step (a scale-up changes the replicas that ECK's update
+	// took over with the old value) and is applied without a word.
+	settled := s.pipeline.Status.ObservedGeneration == s.pipeline.Generation && samePlan(s.pipeline.Status.Plan, &s.plan)
+	var taken, left []string
+	for _, obj := range s.desired {
+		for _, c := range ssa.Changes(s.observed[ssa.KeyOf(obj)], obj, FieldOwner) {
+			what := fmt.Sprintf("%s %s %s (by %s)", obj.GetKind(), obj.GetName(), shortPath(c.Path.String()), c.Manager)
+			if names, ok := ssa.FieldNames(c.Path); ok && leavable(names) {
+				unstructured.RemoveNestedField(obj.Object, names...)
+				left = append(left, what)
+			} else if settled {
+				taken = append(taken, what)
+			}
+		}
+	}
+	prev := meta.FindStatusCondition(*s.conds.list, v1alpha1.ConditionChildrenAsApplied)
+	switch {
+	case len(taken) > 0:
+		msg := "fields Strata must own changed by another field manager, applied again with Strata's values: " + named(taken)
+		if len(left) > 0 {
+			msg += "; left to their manager: " + named(left)
+		}
+		s.conds.set(v1alpha1.ConditionChildrenAsApplied, metav1.ConditionFalse, v1alpha1.ReasonTakenBack, msg)
+	case prev != nil && prev.Reason == v1alpha1.ReasonTakenBack && prev.ObservedGeneration == s.pipeline.Generation:
+		// Said until the spec changes: the change was undone, but someone made it.
+	case len(left) > 0:
+		s.conds.set(v1alpha1.ConditionChildrenAsApplied, metav1.ConditionTrue, v1alpha1.ReasonLeftToManager,
+			"descriptive labels held by another field manager with its own value, left to it: "+named(left))
+	default:
+		s.conds.set(v1alpha1.ConditionChildrenAsApplied, metav1.ConditionTrue, v1alpha1.ReasonAsApplied,
+			"every field Strata applies holds Strata's value")
+	}
+	return nil
+}
+
+// leavable says whether the field path names is a top-level label in leftToOthers.
+func leavable(names []string) bool {
+	return len(names) == 3 && names[0] == "metadata" && names[1] == "labels" && slices.Contains(leftToOthers, names[2])
+}
+
+// named joins the first maxNamed of what, saying how many more there are.
+func named(what []string) string {
+	if len(what) <= maxNamed {
+		return strings.Join(what, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(what[:maxNamed], ", "), len(what)-maxNamed)
+}
+
+// samePlan compares plans by their JSON: the status' plan came back from the API server, where
+// an empty list of the computed plan is absent, which a deep comparison would call a difference.
+func samePlan(a, b *v1alpha1.Plan) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+// shortPath cuts a field path that names a whole list element by its value (a set's v: key) to
+// a length a message can carry.
+func shortPath(p string) string {
+	const limit = 160
+	if len(p) <= limit {
+		return p
+	}
+	return p[:limit] + "..."
+}
