@@ -39,20 +39,39 @@ func (r *PipelineReconciler) childrenModified(_ context.Context, s *scope) error
 	if !s.planned {
 		return nil
 	}
-	// A difference is someone else's change only when Strata applies what it applied last:
-	// the spec is the one already carried out and the plan the one in the status. Else the
-	// difference is Strata's own next step (a scale-up changes the replicas that ECK's update
-	// took over with the old value) and is applied without a word.
+	// A field another manager holds is measured against what Strata last applied of the child
+	// (its Applier remembers), so that Strata's own next step is no one's change: a scale-up
+	// changes the replicas ECK's update took over with the old value; and a human's raised
+	// broker count is a scale-down for Strata, which it carries out one broker at a time
+	// (stepBrokers), with plans other than the status' meanwhile. After a restart Strata
+	// remembers nothing: then the desired child is the measure, only while Strata applies what
+	// it applied last (the spec carried out, the plan of the status).
 	settled := s.pipeline.Status.ObservedGeneration == s.pipeline.Generation && samePlan(s.pipeline.Status.Plan, &s.plan)
 	var taken, left []string
 	for _, obj := range s.desired {
-		for _, c := range ssa.Changes(s.observed[ssa.KeyOf(obj)], obj, FieldOwner) {
-			what := fmt.Sprintf("%s %s %s (by %s)", obj.GetKind(), obj.GetName(), shortPath(c.Path.String()), c.Manager)
+		key := ssa.KeyOf(obj)
+		live := s.observed[key]
+		describe := func(c ssa.Change) string {
+			return fmt.Sprintf("%s %s %s (by %s)", obj.GetKind(), obj.GetName(), shortPath(c.Path.String()), c.Manager)
+		}
+		// Descriptive labels: measured against what Strata would apply now, so that a label
+		// left once is left for as long as the other manager holds it.
+		for _, c := range ssa.Changes(live, obj, FieldOwner) {
 			if names, ok := ssa.FieldNames(c.Path); ok && leavable(names) {
 				unstructured.RemoveNestedField(obj.Object, names...)
-				left = append(left, what)
-			} else if settled {
-				taken = append(taken, what)
+				left = append(left, describe(c))
+			}
+		}
+		measure, known := r.Applier.Applied(key)
+		if !known {
+			if !settled {
+				continue
+			}
+			measure = obj
+		}
+		for _, c := range ssa.Changes(live, measure, FieldOwner) {
+			if names, ok := ssa.FieldNames(c.Path); !ok || !leavable(names) {
+				taken = append(taken, describe(c))
 			}
 		}
 	}

@@ -31,8 +31,8 @@ type APIFault struct {
 	// Args are the manager's, when it must be started again (it exited: below).
 	Args []string
 
-	faults, managerExits int
-	down, convergence    []time.Duration
+	faults, managerExits          int
+	stopped, started, convergence []time.Duration
 }
 
 // Storm restarts the API server n times, change (when not nil) called with the fault's number
@@ -51,7 +51,8 @@ func (f *APIFault) Storm(t testing.TB, n int, change func(i int)) {
 			rev = f.Cluster.CompactEtcd(t)
 		}
 		began := time.Now()
-		f.down = append(f.down, f.Cluster.RestartAPIServer(t))
+		stopped, started := f.Cluster.RestartAPIServer(t)
+		f.stopped, f.started = append(f.stopped, stopped), append(f.started, started)
 		f.faults++
 		f.settle(t, began)
 		if f.Compact {
@@ -114,9 +115,10 @@ func (f *APIFault) Converged(restarted time.Time) time.Duration {
 func (f *APIFault) Faults() int       { return f.faults }
 func (f *APIFault) ManagerExits() int { return f.managerExits }
 
-// Down and Convergence are the p-th percentiles of how long the API server was away and how
-// long the manager took to converge after it came back.
-func (f *APIFault) Down(p float64) time.Duration        { return percentile(f.down, p) }
+// Stopped, Started and Convergence are the p-th percentiles of how long the old API server took
+// to stop, the new one to answer, and the manager to converge after it did.
+func (f *APIFault) Stopped(p float64) time.Duration     { return percentile(f.stopped, p) }
+func (f *APIFault) Started(p float64) time.Duration     { return percentile(f.started, p) }
 func (f *APIFault) Convergence(p float64) time.Duration { return percentile(f.convergence, p) }
 
 // percentile is the p-th percentile (0 < p ≤ 100, nearest rank) of ds, 0 when empty.

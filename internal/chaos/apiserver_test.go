@@ -2,10 +2,21 @@ package chaos
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/testutil"
 	"github.com/strata-dev/strata/internal/upstream"
 )
 
@@ -44,15 +55,64 @@ func TestAPIServerFaults(t *testing.T) {
 	expired := &APIFault{Cluster: h, Rand: rand.New(rand.NewPCG(uint64(seed), 2)), MaxUp: time.Second, Args: args, Compact: true}
 	t.Run("expired", func(t *testing.T) { life(ctx, t, h, sample, "api-expired", expired, faults, reference) })
 
+	t.Run("another field manager", func(t *testing.T) { anotherManager(ctx, t, h, sample, reference) })
+
 	events := rec.Events()
 	for _, v := range Replay(events, nil) {
 		t.Error(v)
 	}
 	for name, f := range map[string]*APIFault{"restarted": restart, "expired": expired} {
-		t.Logf("%s: %d API server restarts (seed %d), away p50 %s max %s; the manager exited %d times; convergence after the restart p50 %s, p99 %s",
-			name, f.Faults(), seed, f.Down(50).Round(100*time.Millisecond), f.Down(100).Round(100*time.Millisecond), f.ManagerExits(),
+		t.Logf("%s: %d API server restarts (seed %d): stopping p50 %s max %s, starting p50 %s max %s; the manager exited %d times; convergence after the restart p50 %s, p99 %s",
+			name, f.Faults(), seed, f.Stopped(50).Round(100*time.Millisecond), f.Stopped(100).Round(100*time.Millisecond),
+			f.Started(50).Round(100*time.Millisecond), f.Started(100).Round(100*time.Millisecond), f.ManagerExits(),
 			f.Convergence(50).Round(100*time.Millisecond), f.Convergence(99).Round(100*time.Millisecond))
 	}
 	t.Logf("%d events replayed", len(events))
 	h.Alive(t)
+}
+
+// anotherManager: a human edits, with kubectl, the broker pool's replicas of the uninterrupted
+// run's retained pipeline (a field Strata must own) after its last step. Strata must apply its
+// value again, say so in ChildrenAsApplied (False, TakenBack, naming the pool, the field and
+// the manager), and the children must be the uninterrupted run's again.
+func anotherManager(ctx context.Context, t *testing.T, h *upstream.Cluster, sample *v1alpha1.AnalyticsPipeline, ref map[string]Snapshot) {
+	p := sample.DeepCopy()
+	p.Namespace, p.Name = "api-ref", "kept"
+	pool := &unstructured.Unstructured{}
+	pool.SetGroupVersionKind(desired.KafkaNodePoolGVK)
+	pool.SetNamespace(p.Namespace)
+	pool.SetName(desired.BrokerPoolName(p))
+	if err := h.Client.Get(ctx, client.ObjectKeyFromObject(pool), pool); err != nil {
+		t.Fatal(err)
+	}
+	replicas, _, _ := unstructured.NestedInt64(pool.Object, "spec", "replicas")
+	edited := time.Now()
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas+3)))
+	if err := h.Client.Patch(ctx, pool, patch, client.FieldOwner("kubectl-edit")); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, converge, "the replicas taken back and reported", func() error {
+		if err := h.Client.Get(ctx, client.ObjectKeyFromObject(pool), pool); err != nil {
+			return err
+		}
+		if r, _, _ := unstructured.NestedInt64(pool.Object, "spec", "replicas"); r != replicas {
+			return fmt.Errorf("replicas %d, want Strata's %d", r, replicas)
+		}
+		got := &v1alpha1.AnalyticsPipeline{}
+		if err := h.Client.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
+			return err
+		}
+		c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionChildrenAsApplied)
+		want := "KafkaNodePool " + pool.GetName() + " .spec.replicas (by kubectl-edit)"
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonTakenBack || !strings.Contains(c.Message, want) {
+			return fmt.Errorf("ChildrenAsApplied %+v, want False TakenBack naming %q", c, want)
+		}
+		d, err := Differs(ctx, h.Client, p, ref["create again under Retain"])
+		if err != nil || d != "" {
+			return fmt.Errorf("children differ from the uninterrupted run's (%v): %s", err, d)
+		}
+		return nil
+	})
+	t.Logf("a field Strata must own, changed by another field manager: taken back and reported %s after the change",
+		time.Since(edited).Round(100*time.Millisecond))
 }

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -170,6 +171,11 @@ func observed(ctx context.Context, h *upstream.Cluster, p *v1alpha1.AnalyticsPip
 	}
 	if got.Status.ObservedGeneration != got.Generation {
 		return fmt.Errorf("generation %d, observed %d", got.Generation, got.Status.ObservedGeneration)
+	}
+	// No one but Strata and the upstream controllers writes the children here: a field Strata
+	// must own reported changed by another manager is a false alarm (docs/ownership.md).
+	if c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionChildrenAsApplied); c != nil && c.Status != metav1.ConditionTrue {
+		return fmt.Errorf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
 	}
 	return nil
 }

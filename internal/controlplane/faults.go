@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // RestartAPIServer stops kube-apiserver (SIGTERM, as a rolling restart of a control plane node
@@ -23,29 +24,33 @@ import (
 // ServiceAccount signing key: every client's CA and token would be refused, which no real
 // restart does. So the directory is copied first and the new process is given the copy: its
 // populateAPIServerCerts keeps certificates already there, and the client CA (CertAuthn) is kept
-// in memory and written again by Start.
-func (e *Env) RestartAPIServer() error {
+// in memory and written again by Start. It returns how long the old process took to stop and
+// the new one to answer its health check.
+func (e *Env) RestartAPIServer() (stopped, started time.Duration, err error) {
 	if e.Existing {
-		return errors.New("restarting the API server of an existing cluster: not the test's to do")
+		return 0, 0, errors.New("restarting the API server of an existing cluster: not the test's to do")
 	}
 	s := e.env.ControlPlane.APIServer
 	kept, err := os.MkdirTemp("", "k8s_test_framework_restarted_")
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	if err := copyDir(s.CertDir, kept); err != nil {
-		return fmt.Errorf("keeping the API server's certificates: %w", err)
+		return 0, 0, fmt.Errorf("keeping the API server's certificates: %w", err)
 	}
+	begin := time.Now()
 	if err := s.Stop(); err != nil {
-		return fmt.Errorf("stopping kube-apiserver: %w", err)
+		return 0, 0, fmt.Errorf("stopping kube-apiserver: %w", err)
 	}
+	stopped = time.Since(begin)
 	// Not removed by envtest (it did not make it): removed when the whole control plane stops.
 	e.kept = append(e.kept, kept)
 	s.CertDir = kept
+	begin = time.Now()
 	if err := s.Start(); err != nil {
-		return fmt.Errorf("starting kube-apiserver again: %w", err)
+		return stopped, 0, fmt.Errorf("starting kube-apiserver again: %w", err)
 	}
-	return nil
+	return stopped, time.Since(begin), nil
 }
 
 func copyDir(from, to string) error {

@@ -13,16 +13,16 @@ import (
 
 // RestartAPIServer restarts kube-apiserver on the same etcd, port and certificates (every
 // client's connection and watch is cut; nothing stored is lost), waits until it answers, checks
-// that every upstream component outlived it, and returns how long the API server was away.
-func (h *Cluster) RestartAPIServer(t testing.TB) time.Duration {
+// that every upstream component outlived it, and returns how long the old process took to stop
+// (it drains its requests first) and the new one to answer.
+func (h *Cluster) RestartAPIServer(t testing.TB) (stopped, started time.Duration) {
 	t.Helper()
-	start := time.Now()
-	if err := h.env.RestartAPIServer(); err != nil {
+	stopped, started, err := h.env.RestartAPIServer()
+	if err != nil {
 		t.Fatal(err)
 	}
-	d := time.Since(start)
 	h.Alive(t)
-	return d
+	return stopped, started
 }
 
 // CompactEtcd compacts etcd's history to its current revision and returns the revision.
