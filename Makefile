@@ -110,6 +110,13 @@ chaos: ## Kill the manager with SIGKILL at random moments of a pipeline's life o
 		STRATA_CHAOS_KILLS_PER_ROUND=$(or $(CHAOS_KILLS_PER_ROUND),29) STRATA_CHAOS_SEED=$(or $(CHAOS_SEED),1) \
 		$(GO) test -count=1 -timeout 90m -v -run TestCrashAnywhere ./internal/chaos/
 
+.PHONY: chaos-api
+chaos-api: ## Restart kube-apiserver (drained, and killed after an etcd compaction that expires every watch) at random moments of a pipeline's life, then change a field Strata owns as another field manager (docs/chaos.md); API_FAULTS_PER_STEP restarts per step.
+	$(TOOLS) upstream
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" \
+		STRATA_CHAOS_API_FAULTS_PER_STEP=$(or $(API_FAULTS_PER_STEP),2) STRATA_CHAOS_SEED=$(or $(CHAOS_SEED),1) \
+		$(GO) test -count=1 -timeout 120m -v -run TestAPIServerFaults ./internal/chaos/
+
 .PHONY: bench
 bench: ## Run the benchmarks: the planner's, and N pipelines against a real control plane.
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...

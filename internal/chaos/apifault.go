@@ -28,6 +28,9 @@ type APIFault struct {
 	MaxUp time.Duration
 	// Compact compacts etcd before each restart.
 	Compact bool
+	// Crash kills the API server with SIGKILL rather than stopping it with SIGTERM (which
+	// drains requests for up to a minute, as a rolling restart does).
+	Crash bool
 	// Args are the manager's, when it must be started again (it exited: below).
 	Args []string
 
@@ -51,7 +54,7 @@ func (f *APIFault) Storm(t testing.TB, n int, change func(i int)) {
 			rev = f.Cluster.CompactEtcd(t)
 		}
 		began := time.Now()
-		stopped, started := f.Cluster.RestartAPIServer(t)
+		stopped, started := f.Cluster.RestartAPIServer(t, f.Crash)
 		f.stopped, f.started = append(f.stopped, stopped), append(f.started, started)
 		f.faults++
 		f.settle(t, began)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,16 +21,19 @@ import (
 	"github.com/strata-dev/strata/internal/upstream"
 )
 
-// EnvAPIFaults is the number of API server restarts per step of TestAPIServerFaults (default 1).
+// EnvAPIFaults is the number of API server restarts per step of TestAPIServerFaults; unset, the
+// test is skipped (make chaos sets it): a graceful restart alone takes a minute, and make test's
+// subset is internal/controlplane's TestRestartAPIServerExpiresWatches.
 const EnvAPIFaults = "STRATA_CHAOS_API_FAULTS_PER_STEP"
 
 // TestAPIServerFaults runs the lives of TestCrashAnywhere (life: create, scale up, scale down,
 // delete under Delete; create, delete and create again under Retain) three times on one
-// cluster: uninterrupted (namespace api-ref); with kube-apiserver restarted at a random moment
-// of every step's work (api-restart); and with etcd compacted to its current revision before
-// each restart (api-expired), so that every watch resumes from a resourceVersion that is gone and
-// every informer, the manager's included, must list again (each such restart is checked to
-// refuse a watch from before the compaction). After each step the manager must converge to the
+// cluster: uninterrupted (namespace api-ref); with kube-apiserver restarted (SIGTERM: it drains,
+// as in a rolling restart) at a random moment of every step's work (api-restart); and with etcd
+// compacted to its current revision and kube-apiserver killed (SIGKILL) and started again
+// (api-expired), so that every watch resumes from a resourceVersion that is gone and every
+// informer, the manager's included, must list again (each such restart is checked to refuse a
+// watch from before the compaction). Then another field manager changes a field Strata owns. After each step the manager must converge to the
 // uninterrupted run's children, nothing leaked, nothing left after a deletion; the record of
 // volumes, claims, cleanup pods and Kafka clusters must show no data destroyed (Replay). The
 // manager keeps the chart's leader election: when a restart outlasts its renew deadline it exits
@@ -37,6 +41,11 @@ const EnvAPIFaults = "STRATA_CHAOS_API_FAULTS_PER_STEP"
 func TestAPIServerFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a control plane and the upstream controllers, and restarts the API server many times")
+	}
+	if os.Getenv(EnvAPIFaults) == "" {
+		t.Skipf("%s unset (make chaos sets it): not checked here that the manager converges after API server restarts "+
+			"and expired watches on the upstream harness; make test checks the restart and the relist themselves "+
+			"(internal/controlplane, TestRestartAPIServerExpiresWatches)", EnvAPIFaults)
 	}
 	faults := envInt(t, EnvAPIFaults, 1)
 	seed := envInt(t, EnvSeed, 1)
@@ -52,7 +61,7 @@ func TestAPIServerFaults(t *testing.T) {
 	args := []string{"--leader-elect=false"}
 	restart := &APIFault{Cluster: h, Rand: rand.New(rand.NewPCG(uint64(seed), 1)), MaxUp: time.Second, Args: args}
 	t.Run("restarted", func(t *testing.T) { life(ctx, t, h, sample, "api-restart", restart, faults, reference) })
-	expired := &APIFault{Cluster: h, Rand: rand.New(rand.NewPCG(uint64(seed), 2)), MaxUp: time.Second, Args: args, Compact: true}
+	expired := &APIFault{Cluster: h, Rand: rand.New(rand.NewPCG(uint64(seed), 2)), MaxUp: time.Second, Args: args, Compact: true, Crash: true}
 	t.Run("expired", func(t *testing.T) { life(ctx, t, h, sample, "api-expired", expired, faults, reference) })
 
 	t.Run("another field manager", func(t *testing.T) { anotherManager(ctx, t, h, sample, reference) })

@@ -14,10 +14,10 @@ import (
 // RestartAPIServer restarts kube-apiserver on the same etcd, port and certificates (every
 // client's connection and watch is cut; nothing stored is lost), waits until it answers, checks
 // that every upstream component outlived it, and returns how long the old process took to stop
-// (it drains its requests first) and the new one to answer.
-func (h *Cluster) RestartAPIServer(t testing.TB) (stopped, started time.Duration) {
+// (with SIGTERM it drains its requests first; crash: SIGKILL) and the new one to answer.
+func (h *Cluster) RestartAPIServer(t testing.TB, crash bool) (stopped, started time.Duration) {
 	t.Helper()
-	stopped, started, err := h.env.RestartAPIServer()
+	stopped, started, err := h.env.RestartAPIServer(crash)
 	if err != nil {
 		t.Fatal(err)
 	}
