@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
 )
 
 // RestartAPIServer stops kube-apiserver (SIGTERM, as a rolling restart of a control plane node
@@ -62,7 +64,34 @@ func (e *Env) RestartAPIServer(crash bool) (stopped, started time.Duration, err 
 	if err := s.Start(); err != nil {
 		return stopped, 0, fmt.Errorf("starting kube-apiserver again: %w", err)
 	}
+	// envtest waits for /healthz only; /readyz also waits for the API server's informers (RBAC's
+	// among them), as a load balancer in front of a real one does: before, the manager's first
+	// requests are answered forbidden.
+	if err := e.waitReady(2 * time.Minute); err != nil {
+		return stopped, time.Since(begin), err
+	}
 	return stopped, time.Since(begin), nil
+}
+
+// waitReady waits until kube-apiserver's /readyz answers ok, or fails after timeout.
+func (e *Env) waitReady(timeout time.Duration) error {
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kube-apiserver not ready %s after it started: %w", timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // kill ends the kube-apiserver whose --cert-dir is certDir with SIGKILL and waits until it is
