@@ -12,4 +12,9 @@
 // happened in, across kinds). Replay (replay.go) is pure and table-tested; Recorder (record.go)
 // collects the events; Monkey (monkey.go) kills and restarts the manager; the scenarios are in
 // chaos_test.go. `make chaos` runs them with at least 200 kills; `make test` with a few.
+//
+// The API server's own faults use the same lives and checks (apiserver_test.go, `make
+// chaos-api`): APIFault (apifault.go) restarts kube-apiserver mid-reconcile, drained or killed,
+// and can compact etcd first so that every watch expires and every informer lists again; then
+// another field manager changes a field Strata owns.
 package chaos
