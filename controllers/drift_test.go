@@ -23,7 +23,7 @@ import (
 // Update under its own field manager, which takes the fields from Strata): the broker pool's
 // replicas, which Strata must own, and a descriptive label, which it may leave. Strata applies
 // the replicas back, keeps the label as the human set it, and says both
-// (ChildrenAsApplied False, TakenBack), with one event for the transition; the condition stays
+// (ChildrenAsApplied False, TakenBack), with an event for the transition; the condition stays
 // until the spec changes, then says the children hold Strata's values, the label still left to
 // the human (True, LeftToManager).
 func TestChildrenModifiedByAnotherManager(t *testing.T) {
@@ -82,7 +82,7 @@ func TestChildrenModifiedByAnotherManager(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, "one event for the transition", func() error {
+	eventually(t, "an event for the transition", func() error {
 		list := &eventsv1.EventList{}
 		if err := o.c.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return err
@@ -93,8 +93,10 @@ func TestChildrenModifiedByAnotherManager(t *testing.T) {
 				n++
 			}
 		}
-		if n != 1 {
-			return fmt.Errorf("%d TakenBack events, want 1", n)
+		// One per transition; a reconcile that reads the pipeline before the cache holds the
+		// previous status write sees the transition again (as for every condition).
+		if n == 0 {
+			return fmt.Errorf("no TakenBack event")
 		}
 		return nil
 	})

@@ -54,6 +54,9 @@ type PipelineReconciler struct {
 	UpstreamStatusTimeout time.Duration
 
 	watches *childWatches
+	// takenBack remembers what ChildrenAsApplied said was taken back, per pipeline and
+	// generation (pipeline_drift.go).
+	takenBack takenBack
 	// instruments are the tests' (WithInstruments); none in production.
 	instruments Instruments
 	// readings carries the autoscaling controller's wake-ups: a reading is ready.

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
@@ -35,7 +38,7 @@ const maxNamed = 3
 // manager now holds with another value (ssa.Changes), before the apply step takes them back
 // (Strata applies with force). Fields Strata may leave are dropped from the desired object, so
 // that the other manager keeps them. It sets ChildrenAsApplied.
-func (r *PipelineReconciler) childrenModified(_ context.Context, s *scope) error {
+func (r *PipelineReconciler) childrenModified(ctx context.Context, s *scope) error {
 	if !s.planned {
 		return nil
 	}
@@ -75,16 +78,28 @@ func (r *PipelineReconciler) childrenModified(_ context.Context, s *scope) error
 			}
 		}
 	}
-	prev := meta.FindStatusCondition(*s.conds.list, v1alpha1.ConditionChildrenAsApplied)
-	switch {
-	case len(taken) > 0:
+	if len(taken)+len(left) > 0 {
+		log.FromContext(ctx).V(1).Info("children's fields held by another field manager", "takenBack", taken, "left", left, "settled", settled)
+	}
+	key := client.ObjectKeyFromObject(s.pipeline)
+	if len(taken) > 0 {
 		msg := "fields Strata must own changed by another field manager, applied again with Strata's values: " + named(taken)
 		if len(left) > 0 {
 			msg += "; left to their manager: " + named(left)
 		}
-		s.conds.set(v1alpha1.ConditionChildrenAsApplied, metav1.ConditionFalse, v1alpha1.ReasonTakenBack, msg)
-	case prev != nil && prev.Reason == v1alpha1.ReasonTakenBack && prev.ObservedGeneration == s.pipeline.Generation:
-		// Said until the spec changes: the change was undone, but someone made it.
+		r.takenBack.set(key, s.pipeline.Generation, msg)
+	}
+	// Said until the spec changes: the change was undone, but someone made it. Remembered here
+	// rather than read back from the status, which the cache may not hold yet when the next
+	// reconcile starts; the status is the memory across a restart.
+	said, sayTaken := r.takenBack.get(key, s.pipeline.Generation)
+	if prev := meta.FindStatusCondition(*s.conds.list, v1alpha1.ConditionChildrenAsApplied); !sayTaken && prev != nil &&
+		prev.Reason == v1alpha1.ReasonTakenBack && prev.ObservedGeneration == s.pipeline.Generation {
+		said, sayTaken = prev.Message, true
+	}
+	switch {
+	case sayTaken:
+		s.conds.set(v1alpha1.ConditionChildrenAsApplied, metav1.ConditionFalse, v1alpha1.ReasonTakenBack, said)
 	case len(left) > 0:
 		s.conds.set(v1alpha1.ConditionChildrenAsApplied, metav1.ConditionTrue, v1alpha1.ReasonLeftToManager,
 			"descriptive labels held by another field manager with its own value, left to it: "+named(left))
@@ -127,4 +142,39 @@ func shortPath(p string) string {
 		return p
 	}
 	return p[:limit] + "..."
+}
+
+// takenBack is what ChildrenAsApplied last said was taken back, per pipeline: its generation
+// and message. The zero value is ready.
+type takenBack struct {
+	mu   sync.Mutex
+	said map[client.ObjectKey]taken
+}
+
+type taken struct {
+	generation int64
+	message    string
+}
+
+func (t *takenBack) set(key client.ObjectKey, generation int64, message string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.said == nil {
+		t.said = map[client.ObjectKey]taken{}
+	}
+	t.said[key] = taken{generation, message}
+}
+
+// get returns the message said for key's generation.
+func (t *takenBack) get(key client.ObjectKey, generation int64) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.said[key]
+	return s.message, ok && s.generation == generation
+}
+
+func (t *takenBack) forget(key client.ObjectKey) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.said, key)
 }
