@@ -126,6 +126,13 @@ standby: ## Kill and freeze the leader of two manager replicas on the upstream h
 		STRATA_STANDBY_KILLS=$(or $(STANDBY_KILLS),8) STRATA_STANDBY_PAUSES=$(or $(STANDBY_PAUSES),3) STRATA_CHAOS_SEED=$(or $(CHAOS_SEED),1) \
 		STRATA_STANDBY_LEASE=$(STANDBY_LEASE) $(GO) test -count=1 -timeout 60m -v -run TestStandbyTakesOver ./internal/chaos/
 
+.PHONY: chaos-api
+chaos-api: ## Restart kube-apiserver (drained, and killed after an etcd compaction that expires every watch) at random moments of a pipeline's life, then change a field Strata owns as another field manager (docs/chaos.md); API_FAULTS_PER_STEP restarts per step.
+	$(TOOLS) upstream
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" \
+		STRATA_CHAOS_API_FAULTS_PER_STEP=$(or $(API_FAULTS_PER_STEP),2) STRATA_CHAOS_SEED=$(or $(CHAOS_SEED),1) \
+		$(GO) test -count=1 -timeout 120m -v -run TestAPIServerFaults ./internal/chaos/
+
 .PHONY: bench
 bench: ## Run the benchmarks: the planner's, and N pipelines against a real control plane.
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...

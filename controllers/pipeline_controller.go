@@ -54,6 +54,9 @@ type PipelineReconciler struct {
 	UpstreamStatusTimeout time.Duration
 
 	watches *childWatches
+	// takenBack remembers what ChildrenAsApplied said was taken back, per pipeline and
+	// generation (pipeline_drift.go).
+	takenBack takenBack
 	// instruments are the tests' (WithInstruments); none in production.
 	instruments Instruments
 	// readings carries the autoscaling controller's wake-ups: a reading is ready.
@@ -97,6 +100,7 @@ func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		r.credentialsStep,  // the job's Elasticsearch password: kept, or generated once
 		r.buildDesired,     // the desired children (pure)
 		r.kafkaClusterStep, // record the Kafka cluster ID; reuse a retained one
+		r.childrenModified, // ChildrenAsApplied: fields another manager changed, taken back or left (pipeline_drift.go)
 		r.applyChildren,    // apply every child, prune the unwanted; failures are collected
 		r.reportPods,       // PodsScheduled: the pods the scheduler cannot place (pipeline_scheduling.go)
 		r.reportChildren,   // KafkaReady, SparkReady, ElasticsearchReady from the children; Ready

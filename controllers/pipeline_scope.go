@@ -82,6 +82,7 @@ func (r *PipelineReconciler) forget(key client.ObjectKey) {
 		r.Autoscaler.Forget(key)
 	}
 	r.Applier.ForgetScope(pipelineScope(key))
+	r.takenBack.forget(key)
 }
 
 // writeStatus ends every reconcile: it announces the conditions that changed, publishes the

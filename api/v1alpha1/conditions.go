@@ -27,6 +27,25 @@ const (
 	// ConditionVolumesLost: for a local tier, True when a volume in use is on a node that is gone
 	// (the message names the claims).
 	ConditionVolumesLost = "VolumesLost"
+	// ConditionChildrenAsApplied: the children hold the values Strata applies; False when another
+	// field manager (a human with kubectl, another controller) changed a field Strata must own,
+	// which Strata applied again. Not part of Ready: what Strata may leave stays the other
+	// manager's (docs/ownership.md).
+	ConditionChildrenAsApplied = "ChildrenAsApplied"
+)
+
+// Reasons of the ChildrenAsApplied condition.
+const (
+	// ReasonTakenBack (False): another manager changed fields Strata must own; Strata applied its
+	// values again. The message names the child, the fields and the manager. Kept until the
+	// pipeline's generation changes, so that the change is seen after Strata undid it.
+	ReasonTakenBack = "TakenBack"
+	// ReasonLeftToManager (True): every field Strata must own holds its value; another manager
+	// holds, with its own value, a child's label that Strata sets only to describe the object, and
+	// Strata leaves it to them (the message names it).
+	ReasonLeftToManager = "LeftToManager"
+	// ReasonAsApplied (True): every field Strata applies holds Strata's value.
+	ReasonAsApplied = "AsApplied"
 )
 
 // Reasons of the KafkaDurable condition.

@@ -16,4 +16,9 @@
 // standby_test.go runs two manager replicas with leader election, each behind a Proxy that
 // records its writes, kills or freezes the leader, measures the failover and checks that no
 // replica wrote outside its tenure as leader (tenure.go); `make standby`, docs/standby.md.
+//
+// The API server's own faults use the same lives and checks (apiserver_test.go, `make
+// chaos-api`): APIFault (apifault.go) restarts kube-apiserver mid-reconcile, drained or killed,
+// and can compact etcd first so that every watch expires and every informer lists again; then
+// another field manager changes a field Strata owns.
 package chaos

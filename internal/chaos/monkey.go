@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"math/rand/v2"
-	"sort"
 	"testing"
 	"time"
 
@@ -55,12 +54,4 @@ func (m *Monkey) Converged(restarted time.Time) time.Duration {
 func (m *Monkey) Kills() int { return m.kills }
 
 // Percentile is the p-th percentile (0 < p ≤ 100, nearest rank) of the recorded convergence times.
-func (m *Monkey) Percentile(p float64) time.Duration {
-	if len(m.convergence) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), m.convergence...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	rank := int(p/100*float64(len(s))+0.999999) - 1
-	return s[min(max(rank, 0), len(s)-1)]
-}
+func (m *Monkey) Percentile(p float64) time.Duration { return percentile(m.convergence, p) }

@@ -142,14 +142,3 @@ func MeasureFailover(writes []Write, old string, lost time.Time, lease time.Dura
 	}
 	return f, nil
 }
-
-// percentile is the p-th percentile (nearest rank) of ds.
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	rank := int(p/100*float64(len(s))+0.999999) - 1
-	return s[min(max(rank, 0), len(s)-1)]
-}

@@ -41,6 +41,8 @@ type Env struct {
 	Existing bool
 
 	env *envtest.Environment
+	// kept are the certificate directories of restarted API servers (RestartAPIServer).
+	kept []string
 }
 
 // RepoRoot is the directory holding Strata's go.mod, found from the working directory upwards.
@@ -181,6 +183,9 @@ func Start(ctx context.Context, opts ...Option) (*Env, error) {
 		// longer on a busy two-core machine.
 		CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: CRDWait},
 		ControlPlaneStartTimeout: 2 * time.Minute,
+		// envtest's default is 20 s: a kube-apiserver draining its requests on a loaded machine
+		// (RestartAPIServer) can take longer, and is then killed and left to exit in its own time.
+		ControlPlaneStopTimeout: 2 * time.Minute,
 	}
 	if o.withoutStrata {
 		te.CRDDirectoryPaths = nil
@@ -237,7 +242,11 @@ func InstallMissing(ctx context.Context, cfg *rest.Config, dirs []string) error 
 
 // Stop stops the control plane (or only disconnects from an existing cluster).
 func (e *Env) Stop() error {
-	return e.env.Stop()
+	err := e.env.Stop()
+	for _, dir := range e.kept {
+		_ = os.RemoveAll(dir)
+	}
+	return err
 }
 
 // CRDNames are the CRDs every Strata control plane has: Strata's and the upstream ones the

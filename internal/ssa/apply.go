@@ -52,7 +52,7 @@ func (a *Applier) Apply(ctx context.Context, scope string, obj, current *unstruc
 		last, known := a.cache.get(key)
 		if (known && last.hash == hash && last.resourceVersion == current.GetResourceVersion()) ||
 			(!known && upToDate(current, obj, a.manager)) {
-			a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: current.GetResourceVersion()})
+			a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: current.GetResourceVersion(), obj: obj})
 			return current, nil
 		}
 	}
@@ -62,8 +62,18 @@ func (a *Applier) Apply(ctx context.Context, scope string, obj, current *unstruc
 		client.FieldOwner(a.manager), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
-	a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: answer.GetResourceVersion()})
+	a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: answer.GetResourceVersion(), obj: obj})
 	return answer, nil
+}
+
+// Applied is what this Applier last applied of key (or found applied), if it remembers: not
+// after a restart, nor once the entry fell out of the cache.
+func (a *Applier) Applied(key Key) (*unstructured.Unstructured, bool) {
+	last, ok := a.cache.get(key)
+	if !ok || last.obj == nil {
+		return nil, false
+	}
+	return last.obj, true
 }
 
 // ApplyTyped applies a typed object (as internal/desired builds them) through Apply. Only the

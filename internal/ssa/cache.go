@@ -26,6 +26,9 @@ type applied struct {
 	scope           string
 	hash            string
 	resourceVersion string
+	// obj is what was applied: what another manager's change of a field is measured against
+	// (Changes), whatever Strata applies next.
+	obj *unstructured.Unstructured
 }
 
 // cache is a size-bounded LRU of applied objects with an index by scope, so that the entries of

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // upToDate says, without a cached apply, whether applying want to live would change nothing:
@@ -51,47 +50,10 @@ func ownedFields(obj *unstructured.Unstructured, manager string) (*fieldpath.Set
 	return nil, false
 }
 
-// resolves says whether the path p selects something in obj: a field of a map (f:), the element
-// of an associative list with the given keys (k:), the element of a set (v:), or an index (i:).
+// resolves says whether the path p selects something in obj (lookup).
 func resolves(obj any, p fieldpath.Path) bool {
-	cur := obj
-	for _, pe := range p {
-		var ok bool
-		switch {
-		case pe.FieldName != nil:
-			var m map[string]any
-			if m, ok = cur.(map[string]any); ok {
-				cur, ok = m[*pe.FieldName]
-			}
-		case pe.Key != nil:
-			cur, ok = findElement(cur, func(e any) bool {
-				m, isMap := e.(map[string]any)
-				if !isMap {
-					return false
-				}
-				for _, f := range *pe.Key {
-					v, has := m[f.Name]
-					if !has || !value.Equals(value.NewValueInterface(v), f.Value) {
-						return false
-					}
-				}
-				return true
-			})
-		case pe.Value != nil:
-			cur, ok = findElement(cur, func(e any) bool { return value.Equals(value.NewValueInterface(e), *pe.Value) })
-		case pe.Index != nil:
-			var l []any
-			if l, ok = cur.([]any); ok && *pe.Index < len(l) {
-				cur = l[*pe.Index]
-			} else {
-				ok = false
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
+	_, ok := lookup(obj, p)
+	return ok
 }
 
 func findElement(list any, match func(any) bool) (any, bool) {

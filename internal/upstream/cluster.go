@@ -41,6 +41,8 @@ type Cluster struct {
 	Dir string
 
 	components []*proc.Process
+	// env is the control plane, for the API server's faults (faults.go).
+	env *controlplane.Env
 }
 
 // Options say what runs besides the control plane, the scheduler, the controller-manager and KWOK.
@@ -104,7 +106,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if err := os.WriteFile(caFile, env.Config.CAData, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := &Cluster{Client: c, Config: env.Config, Dir: dir}
+	h := &Cluster{Client: c, Config: env.Config, Dir: dir, env: env}
 	h.components = append(h.components,
 		startControllerManager(t, dir, kc, env.CertDir(), caFile),
 		startScheduler(t, dir, kc),
