@@ -35,7 +35,7 @@ import (
 // options are the manager's flags.
 type options struct {
 	metricsAddr, probeAddr, watchNamespaces, leaderNamespace string
-	metricsCertDir, ingestImage                              string
+	metricsCertDir, ingestImage, pprofAddr                   string
 	leaderElect, secureMetrics, enableHTTP2                  bool
 	qps                                                      float64
 	burst                                                    int
@@ -82,6 +82,7 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Requests per second the operator may send to the API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests the operator may send to the API server.")
 	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "Directory holding the metrics endpoint's serving certificate (tls.crt, tls.key), reloaded when it changes; empty: a self-signed certificate, which scrapers cannot verify.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address a net/http/pprof endpoint binds to, for profiling the operator (default: none; it is unauthenticated, so bind it to loopback).")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "Serve metrics over HTTP/2 (off by default: HTTP/2 rapid-reset CVEs).")
 	fs.Var(&o.promAllowed, "prometheus-allowed-url", "A regular expression a pipeline's spec.autoscaling.prometheusURL must match, whole (repeatable; default: any http(s) URL that is not link-local or the API server).")
 	fs.StringVar(&o.promTokenFile, "prometheus-bearer-token-file", "", "A file holding the bearer token the autoscaler sends to Prometheus (read for every connection; mount it from a Secret).")
@@ -156,6 +157,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		Scheme:                        scheme,
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        o.probeAddr,
+		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              "strata.strata.dev",
 		LeaderElectionNamespace:       o.leaderNamespace,
