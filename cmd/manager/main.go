@@ -38,7 +38,7 @@ type options struct {
 	metricsCertDir, ingestImage, pprofAddr                   string
 	leaderElect, secureMetrics, enableHTTP2                  bool
 	qps                                                      float64
-	burst                                                    int
+	burst, pipelineWorkers                                   int
 	// The autoscaler's access to Prometheus (autoscale.Access).
 	promAllowed                        stringList
 	promTokenFile, promCAFile          string
@@ -79,8 +79,9 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles at a time.")
 	fs.StringVar(&o.leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election lease (default: the pod's namespace).")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose pipelines to reconcile (default: all).")
-	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Requests per second the operator may send to the API server.")
-	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests the operator may send to the API server.")
+	fs.Float64Var(&o.qps, "kube-api-qps", 0, "Requests per second the operator may send to the API server (0: no client-side limit; the API server's priority and fairness throttles, controller-runtime's default).")
+	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests the operator may send to the API server, with --kube-api-qps.")
+	fs.IntVar(&o.pipelineWorkers, "pipeline-workers", controllers.DefaultPipelineWorkers, "How many pipelines are reconciled at once.")
 	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "Directory holding the metrics endpoint's serving certificate (tls.crt, tls.key), reloaded when it changes; empty: a self-signed certificate, which scrapers cannot verify.")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address a net/http/pprof endpoint binds to, for profiling the operator (default: none; it is unauthenticated, so bind it to loopback).")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "Serve metrics over HTTP/2 (off by default: HTTP/2 rapid-reset CVEs).")
@@ -104,6 +105,9 @@ func main() {
 	zopts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zopts)))
+	if limit := setMemoryLimit(); limit > 0 {
+		ctrl.Log.WithName("setup").Info("Go soft memory limit set from the container's", "bytes", limit)
+	}
 
 	ctx := ctrl.SetupSignalHandler()
 	if err := run(ctx, ctrl.GetConfigOrDie(), o); err != nil {
@@ -125,6 +129,10 @@ func main() {
 // run builds the manager and runs it until ctx ends.
 func run(ctx context.Context, cfg *rest.Config, o options) error {
 	log := ctrl.Log.WithName("setup")
+	// Without --kube-api-qps the config keeps controller-runtime's: no client-side rate limit
+	// (pkg/client/config/config.go, GetConfigWithContext: QPS -1, "we can rely on API priority
+	// and fairness"). A limit of 50 capped 1,000 pipelines' creation at 50 requests/s on an API
+	// server that took more (docs/performance.md).
 	if o.qps > 0 {
 		cfg = rest.CopyConfig(cfg)
 		cfg.QPS, cfg.Burst = float32(o.qps), o.burst
@@ -173,7 +181,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	}
 	recycling := controllers.VolumeRecycling{Namespace: o.cleanupNamespace, Image: o.cleanupImage, Timeout: o.cleanupTimeout}
 	if err := controllers.Setup(ctx, mgr, controllers.WithPrometheusAccess(access), controllers.WithVolumeRecycling(recycling),
-		controllers.WithIngestImage(o.ingestImage),
+		controllers.WithIngestImage(o.ingestImage), controllers.WithPipelineWorkers(o.pipelineWorkers),
 		controllers.WithUserServiceAccounts(o.userServiceAccounts),
 		controllers.WithUpstreamStatusTimeout(o.upstreamStatusTimeout)); err != nil {
 		return err

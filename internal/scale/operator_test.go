@@ -95,9 +95,11 @@ type result struct {
 	// client creating one after another, and four clients at once (as the operator's four
 	// workers).
 	ceiling, ceiling4 float64
-	writes            float64
-	p50, p99          time.Duration
-	resyncWrites      float64
+	// writes and reads are the operator's requests over creation (reads: GETs its cache did
+	// not answer, lists and watches included).
+	writes, reads float64
+	p50, p99      time.Duration
+	resyncWrites  float64
 	// usage is the operator's over creation and changes; cpu its CPU seconds over creation only.
 	usage, resyncUsage Usage
 	cpu                float64
@@ -109,6 +111,7 @@ func (r result) report(b *testing.B) {
 	b.ReportMetric(r.elapsed.Seconds(), "s-until-applied")
 	b.ReportMetric(float64(r.pipelines)/r.elapsed.Seconds(), "pipelines/s")
 	b.ReportMetric(r.writes/float64(r.pipelines), "writes/pipeline")
+	b.ReportMetric(r.reads/float64(r.pipelines), "uncached-reads/pipeline")
 	rate := r.writes / r.elapsed.Seconds()
 	b.ReportMetric(rate, "writes/s")
 	b.ReportMetric(r.ceiling, "ceiling-configmaps/s")
@@ -162,11 +165,18 @@ func run(t testing.TB, s scenario) result {
 		}
 		return Writes(text)
 	}
+	reads := func() float64 {
+		text, err := scrape.Scrape()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Sum(text, "rest_client_requests_total", `method="GET"`)
+	}
 	ns, err := controlplane.NewNamespace(ctx, c, "pipelines")
 	if err != nil {
 		t.Fatal(err)
 	}
-	writesBefore, serverBefore := writes(), serverWrites(t, env.Config)
+	writesBefore, readsBefore, serverBefore := writes(), reads(), serverWrites(t, env.Config)
 	usageBefore := usage(t, op.Pid())
 
 	profile := make(chan error, 1)
@@ -182,7 +192,7 @@ func run(t testing.TB, s scenario) result {
 	waitApplied(t, c, ns, s.pipelines)
 	r.elapsed = time.Since(start)
 	quiet(t, writes)
-	r.writes = writes() - writesBefore
+	r.writes, r.reads = writes()-writesBefore, reads()-readsBefore
 	// The API server's view, less the benchmark's own creates: what the operator wrote, by kind.
 	byKind := delta(serverBefore, serverWrites(t, env.Config))
 	byKind["POST analyticspipelines"] -= float64(s.pipelines)
