@@ -21,7 +21,7 @@ type Scraper struct {
 
 // Scrape returns the endpoint's samples in the Prometheus text format.
 func (s Scraper) Scrape() (string, error) {
-	c := &http.Client{Timeout: 30 * time.Second}
+	c := &http.Client{Timeout: time.Minute}
 	resp, err := c.Get(s.URL)
 	if err != nil {
 		return "", err
