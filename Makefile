@@ -134,9 +134,10 @@ chaos-api: ## Restart kube-apiserver (drained, and killed after an etcd compacti
 		$(GO) test -count=1 -timeout 120m -v -run TestAPIServerFaults ./internal/chaos/
 
 .PHONY: bench
-bench: ## Run the benchmarks: the planner's, and N pipelines against a real control plane.
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
+bench: ## Run the benchmarks: the planner's, N pipelines in-process, and the operator's process at 1,000 pipelines (docs/performance.md).
+	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./internal/... | grep -v /internal/scale)
 	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" $(GO) test -run '^$$' -bench Scale -benchtime 1x -timeout 60m ./controllers/
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" $(GO) test -run '^$$' -bench Operator -benchtime 1x -timeout 90m ./internal/scale/
 
 .PHONY: simulate-bench
 simulate-bench: ## Replay the sample traces through the autoscaler and print each table against its targets (docs/simulate.md).

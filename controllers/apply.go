@@ -23,10 +23,15 @@ func pipelineScope(key client.ObjectKey) string { return ssa.Scope("AnalyticsPip
 func tierScope(name string) string { return ssa.Scope("StorageTier", client.ObjectKey{Name: name}) }
 
 // children lists the objects of one kind that the pipeline controls, from the cache.
-func children(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, p *v1alpha1.AnalyticsPipeline) ([]*unstructured.Unstructured, error) {
+func children(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, p *v1alpha1.AnalyticsPipeline, watches *childWatches) ([]*unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := c.List(ctx, list, client.InNamespace(p.Namespace), client.MatchingLabels(desired.SelectorLabels(p))); err != nil {
+	opts := []client.ListOption{client.InNamespace(p.Namespace), client.MatchingLabels(desired.SelectorLabels(p))}
+	if watches.indexed(gvk) {
+		// The cache answers from its index: this pipeline's children only (watches.go).
+		opts = append(opts, client.MatchingFields{controllerIndex: string(p.UID)})
+	}
+	if err := c.List(ctx, list, opts...); err != nil {
 		return nil, err
 	}
 	var out []*unstructured.Unstructured

@@ -107,7 +107,7 @@ func (r *PipelineReconciler) finalizeRetained(ctx context.Context, p *v1alpha1.A
 	}
 	p = fresh
 	if r.serves(desired.KafkaTopicGVK) {
-		topics, err := children(ctx, r.Client, desired.KafkaTopicGVK, p)
+		topics, err := children(ctx, r.Client, desired.KafkaTopicGVK, p, r.watches)
 		if err != nil {
 			return err
 		}
@@ -122,7 +122,7 @@ func (r *PipelineReconciler) finalizeRetained(ctx context.Context, p *v1alpha1.A
 	}
 	id := p.Status.KafkaClusterID
 	if r.serves(desired.KafkaGVK) {
-		kafkas, err := children(ctx, r.Client, desired.KafkaGVK, p)
+		kafkas, err := children(ctx, r.Client, desired.KafkaGVK, p, r.watches)
 		if err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func (r *PipelineReconciler) finalizeRetained(ctx context.Context, p *v1alpha1.A
 // keepCheckpoint removes p's owner reference from its checkpoint claim, if it has one, so that
 // the claim outlives the pipeline (its other owner references, if any, stay).
 func (r *PipelineReconciler) keepCheckpoint(ctx context.Context, p *v1alpha1.AnalyticsPipeline) error {
-	claims, err := children(ctx, r.Client, desired.PersistentVolumeClaimGVK, p)
+	claims, err := children(ctx, r.Client, desired.PersistentVolumeClaimGVK, p, r.watches)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (r *PipelineReconciler) tiers(ctx context.Context, p *v1alpha1.AnalyticsPip
 func (r *PipelineReconciler) observe(ctx context.Context, p *v1alpha1.AnalyticsPipeline, served []schema.GroupVersionKind) (observed, error) {
 	obs := observed{}
 	for _, gvk := range served {
-		objs, err := children(ctx, r.Client, gvk, p)
+		objs, err := children(ctx, r.Client, gvk, p, r.watches)
 		if err != nil {
 			return nil, err
 		}

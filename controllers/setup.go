@@ -65,6 +65,12 @@ func WithUpstreamStatusTimeout(d time.Duration) Option {
 	return func(rs *reconcilers) { rs.pipelines.UpstreamStatusTimeout = d }
 }
 
+// WithPipelineWorkers sets how many pipelines are reconciled at once (the manager's
+// --pipeline-workers; 0: DefaultPipelineWorkers).
+func WithPipelineWorkers(n int) Option {
+	return func(rs *reconcilers) { rs.pipelines.Workers = n }
+}
+
 // Instruments let tests watch the controllers work: every reconciler and event recorder passes
 // through them once, at setup, so that a test can wait on a finished reconcile and see what it
 // read, wrote and recorded, instead of sleeping and hoping nothing came late. Production has none.

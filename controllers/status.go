@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
 )
 
 // conditions collects the conditions of one reconcile. Setting them through meta's helpers keeps
@@ -63,7 +65,11 @@ func (c conditions) isTrue(condType string) bool {
 }
 
 // announceTransitions records an event for every condition whose status changed, and only
-// then: a steady state produces no events.
+// then: a steady state produces no events. A condition that first appears as Progressing
+// records none either: nothing has happened yet (its owner was just created, or its child's
+// operator has not answered), and a new pipeline would otherwise post five Warning events, half
+// of its writes at creation (docs/performance.md). Its first real state, or a later return to
+// Progressing, is announced as before.
 func announceTransitions(rec events.EventRecorder, obj runtime.Object, before, after []metav1.Condition) {
 	if rec == nil {
 		return
@@ -71,6 +77,9 @@ func announceTransitions(rec events.EventRecorder, obj runtime.Object, before, a
 	for _, cond := range after {
 		old := meta.FindStatusCondition(before, cond.Type)
 		if old != nil && old.Status == cond.Status && old.Reason == cond.Reason {
+			continue
+		}
+		if old == nil && cond.Reason == v1alpha1.ReasonProgressing {
 			continue
 		}
 		eventType := corev1.EventTypeNormal

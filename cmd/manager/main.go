@@ -38,10 +38,10 @@ import (
 // options are the manager's flags.
 type options struct {
 	metricsAddr, probeAddr, watchNamespaces, leaderNamespace string
-	metricsCertDir, ingestImage                              string
+	metricsCertDir, ingestImage, pprofAddr                   string
 	leaderElect, secureMetrics, enableHTTP2                  bool
 	qps                                                      float64
-	burst                                                    int
+	burst, pipelineWorkers                                   int
 	// The autoscaler's access to Prometheus (autoscaleprom.Access).
 	promAllowed                        stringList
 	promTokenFile, promCAFile          string
@@ -88,9 +88,11 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew its lease before it gives up and exits (less than the lease duration).")
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often the leader renews its lease and a standby tries to take it (the renew deadline must exceed 1.2 times it).")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose pipelines to reconcile (default: all).")
-	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Requests per second the operator may send to the API server.")
-	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests the operator may send to the API server.")
+	fs.Float64Var(&o.qps, "kube-api-qps", 0, "Requests per second the operator may send to the API server (0: no client-side limit; the API server's priority and fairness throttles, controller-runtime's default).")
+	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of requests the operator may send to the API server, with --kube-api-qps.")
+	fs.IntVar(&o.pipelineWorkers, "pipeline-workers", controllers.DefaultPipelineWorkers, "How many pipelines are reconciled at once.")
 	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "Directory holding the metrics endpoint's serving certificate (tls.crt, tls.key), reloaded when it changes; empty: a self-signed certificate, which scrapers cannot verify.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address a net/http/pprof endpoint binds to, for profiling the operator (default: none; it is unauthenticated, so bind it to loopback).")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "Serve metrics over HTTP/2 (off by default: HTTP/2 rapid-reset CVEs).")
 	fs.Var(&o.promAllowed, "prometheus-allowed-url", "A regular expression a pipeline's spec.autoscaling.prometheusURL must match, whole (repeatable; default: any http(s) URL that is not link-local or the API server).")
 	fs.StringVar(&o.promTokenFile, "prometheus-bearer-token-file", "", "A file holding the bearer token the autoscaler sends to Prometheus (read for every connection; mount it from a Secret).")
@@ -115,6 +117,9 @@ func main() {
 	if err := registerMetrics(crmetrics.Registry, pipelinemetrics.Default); err != nil {
 		ctrl.Log.WithName("setup").Error(err, "registering the autoscaler's metrics")
 		os.Exit(1)
+	}
+	if limit := setMemoryLimit(); limit > 0 {
+		ctrl.Log.WithName("setup").Info("Go soft memory limit set from the container's", "bytes", limit)
 	}
 
 	ctx := ctrl.SetupSignalHandler()
@@ -148,6 +153,10 @@ const leaderElectionID = "strata.strata.dev"
 // run builds the manager and runs it until ctx ends.
 func run(ctx context.Context, cfg *rest.Config, o options) error {
 	log := ctrl.Log.WithName("setup")
+	// Without --kube-api-qps the config keeps controller-runtime's: no client-side rate limit
+	// (pkg/client/config/config.go, GetConfigWithContext: QPS -1, "we can rely on API priority
+	// and fairness"). A limit of 50 capped 1,000 pipelines' creation at 50 requests/s on an API
+	// server that took more (docs/performance.md).
 	if o.qps > 0 {
 		cfg = rest.CopyConfig(cfg)
 		cfg.QPS, cfg.Burst = float32(o.qps), o.burst
@@ -207,6 +216,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		RenewDeadline:                       positive(o.renewDeadline),
 		RetryPeriod:                         positive(o.retryPeriod),
 		Cache:                               cacheOpts,
+		PprofBindAddress:                    o.pprofAddr,
 	}))
 	if err != nil {
 		return err
@@ -217,7 +227,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	}
 	recycling := controllers.VolumeRecycling{Namespace: o.cleanupNamespace, Image: o.cleanupImage, Timeout: o.cleanupTimeout}
 	if err := controllers.Setup(ctx, mgr, controllers.WithPrometheusAccess(access), controllers.WithVolumeRecycling(recycling),
-		controllers.WithIngestImage(o.ingestImage),
+		controllers.WithIngestImage(o.ingestImage), controllers.WithPipelineWorkers(o.pipelineWorkers),
 		controllers.WithUserServiceAccounts(o.userServiceAccounts),
 		controllers.WithUpstreamStatusTimeout(o.upstreamStatusTimeout)); err != nil {
 		return err
