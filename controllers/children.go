@@ -158,6 +158,20 @@ func nameOf(u *unstructured.Unstructured) string {
 }
 
 // topicPartitions is the partition count of the existing topic, 0 when there is none.
+// keptPartitions is the least the topic must keep: what its KafkaTopic says, or what the last
+// plan applied (status.plan) when that is more. A KafkaTopic missing from the cache (an
+// informer relisting after its watch expired: the API-server fault test saw one reconcile plan
+// 21 partitions for a topic of 28), or deleted by hand, must not make the plan shrink the
+// topic: Strimzi refuses a decrease and leaves the topic NotReady, the partitions staying in
+// Kafka.
+func keptPartitions(obs observed, p *v1alpha1.AnalyticsPipeline) int32 {
+	n := topicPartitions(obs, p)
+	if p.Status.Plan != nil && p.Status.Plan.Partitions > n {
+		n = p.Status.Plan.Partitions
+	}
+	return n
+}
+
 func topicPartitions(obs observed, p *v1alpha1.AnalyticsPipeline) int32 {
 	topic := obs.get(desired.KafkaTopicGVK, p.Namespace, desired.KafkaTopicName(p))
 	if topic == nil {

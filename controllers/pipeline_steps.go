@@ -96,7 +96,7 @@ func (r *PipelineReconciler) autoscaleStep(ctx context.Context, s *scope) error 
 func (r *PipelineReconciler) planStep(ctx context.Context, s *scope) error {
 	list := namedTiers(s)
 	// The topic's partitions, which Kafka cannot remove: the plan is made for them.
-	run := plan.Running{KafkaControllers: runningQuorum(s.observed, s.pipeline), Partitions: topicPartitions(s.observed, s.pipeline)}
+	run := plan.Running{KafkaControllers: runningQuorum(s.observed, s.pipeline), Partitions: keptPartitions(s.observed, s.pipeline)}
 	planned, err := plan.ComputeRunning(s.effective, list, run)
 	s.plan = planned
 	switch {

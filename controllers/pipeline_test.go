@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/plan"
+	"github.com/strata-dev/strata/internal/testutil"
 )
 
 // child reads one child object of the pipeline (nil when absent).
@@ -190,6 +192,32 @@ func TestPipelineLifecycle(t *testing.T) {
 			t.Errorf("plan for %d partitions, topic retention.bytes %s; want %d partitions and %d, as planned for them",
 				p.Status.Plan.Partitions, got, grown, want.Retention.KafkaRetentionBytes)
 		}
+	})
+
+	t.Run("a topic gone from under the pipeline comes back with its partitions", func(t *testing.T) {
+		// The last plan in status holds the partitions the topic had: a KafkaTopic the operator
+		// does not see (deleted, or missing from a relisting cache) must not be planned anew
+		// with fewer, which Strimzi would refuse for the topic Kafka still has (keptPartitions).
+		topic := child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p))
+		had := nestedInt(topic, "spec", "partitions")
+		uid := topic.GetUID()
+		if err := o.c.Delete(ctx, topic); err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, time.Minute, "the KafkaTopic made again", func() error {
+			again := &unstructured.Unstructured{}
+			again.SetGroupVersionKind(desired.KafkaTopicGVK)
+			if err := o.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: desired.KafkaTopicName(p)}, again); err != nil {
+				return err
+			}
+			if again.GetUID() == uid {
+				return fmt.Errorf("still the deleted one")
+			}
+			if got := nestedInt(again, "spec", "partitions"); got != had {
+				return fmt.Errorf("the new KafkaTopic has %d partitions, the topic had %d", got, had)
+			}
+			return nil
+		})
 	})
 
 	t.Run("deletion", func(t *testing.T) {
