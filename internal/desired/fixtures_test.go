@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
@@ -120,74 +118,11 @@ func fixtureTiers() []v1alpha1.StorageTier {
 	return append(out, ssd)
 }
 
-// splitTiersFixture is docs/api.md's example (Kafka, spill and Elasticsearch on local NVMe,
-// final shuffle data on st1 HDD) with volumes retained, a service account, arguments and
-// sparkConf the plan must override. The planner gives it three brokers.
-func splitTiersFixture() fixture {
-	p := gen.Pipeline(gen.SetName("analytics", "sensors"), gen.SetUID("6f1c2d3e-0000-4000-8000-000000000001"),
-		gen.SetTopic("sensor-readings"),
-		// The samples' claim: a data node's claim binds one of nvme-local's 400Gi disks, and a
-		// larger one would never bind (the planner refuses it).
-		gen.SetElasticsearchSize("400Gi"),
-		// Two producer nodes, as in the sample: one would send its 90.28 MB/s over a link planned
-		// at 90 MB/s, and the plan would not be valid (CapacityExceeded).
-		gen.SetProducers(2),
-		gen.SetSpec(func(s *v1alpha1.AnalyticsPipelineSpec) {
-			// A ServiceAccount of the user's: the operator accepts it when installed with
-			// spark.allowUserServiceAccounts (TestGoldenCasesArePlannable says so).
-			s.Spark.ServiceAccountName = "sensor-job"
-			s.Spark.Arguments = []string{"--checkpoint", "/checkpoints/sensors"}
-			s.Spark.SparkConf = map[string]string{
-				"spark.sql.shuffle.partitions":    "40",
-				"spark.executor.memory":           "2g", // the plan's heap wins
-				"spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
-				"spark.dynamicAllocation.enabled": "true", // the plan's executor count wins
-			}
-			// The shuffle data claim stays the example's 40Gi: the planner claims 925Gi of st1
-			// for it (st1's 125Gi minimum sustains 4.9 MB/s; an executor writes 36.11 MB/s at
-			// its processing rate), which is what the golden files show.
-			s.Elasticsearch.MasterNodes = 3
-			s.VolumeReclaimPolicy = "Retain"
-		}))
-	return fixture{pipeline: p}
-}
-
-// singleTierDeleteFixture is a small pipeline on one SSD tier: spill and shuffle data share it,
-// one broker (so no Cruise Control), a Python job without off-heap memory, zones as failure
-// domains, volumes deleted with the pipeline, and a spec the API server has not defaulted
-// (no Kafka, Spark or Elasticsearch version).
-func singleTierDeleteFixture() fixture {
-	p := &v1alpha1.AnalyticsPipeline{
-		ObjectMeta: metav1.ObjectMeta{Name: "clicks", Namespace: "web",
-			UID: "6f1c2d3e-0000-4000-8000-000000000002"},
-		Spec: v1alpha1.AnalyticsPipelineSpec{
-			Workload: v1alpha1.WorkloadSpec{MessagesPerSecond: 2000, MessageBytes: 1024},
-			Network:  v1alpha1.NetworkSpec{LinkBitsPerSecond: q("10G")},
-			Kafka: v1alpha1.KafkaSpec{
-				ReplicationFactor: 1,
-				Brokers:           v1alpha1.Range{Min: 1, Max: 1},
-				Storage:           v1alpha1.StorageRef{Tier: "ssd", Size: q("50Gi")},
-				RackTopologyKey:   "topology.kubernetes.io/zone",
-			},
-			Spark: v1alpha1.SparkSpec{
-				Image:                        "registry.example/clicks:2.3",
-				MainApplicationFile:          "local:///opt/app/job.py",
-				Executors:                    v1alpha1.ExecutorsSpec{Min: 1, Max: 4, Cores: 4},
-				MessagesPerSecondPerExecutor: 3000,
-				Memory:                       v1alpha1.MemorySpec{Budget: q("8Gi"), PageCachePercent: 20},
-				Shuffle:                      v1alpha1.ShuffleSpec{SpillTier: "ssd", SpillSize: q("10Gi"), DataSize: ptr.To(q("30Gi"))},
-			},
-			Elasticsearch: v1alpha1.ElasticsearchSpec{
-				DataNodes:                v1alpha1.Range{Min: 1, Max: 3},
-				MasterNodes:              1,
-				MessagesPerSecondPerNode: 5000,
-				Storage:                  v1alpha1.StorageRef{Tier: "ssd", Size: q("100Gi")},
-			},
-			VolumeReclaimPolicy: "Delete",
-		},
-	}
-	return fixture{pipeline: p}
-}
+// splitTiersFixture and singleTierDeleteFixture are the pipelines internal/testutil/gen keeps
+// for every test that creates the golden cases (gen.GoldenSplitTiers, gen.GoldenSingleTierDelete
+// say what each holds and why).
+func splitTiersFixture() fixture       { return fixture{pipeline: gen.GoldenSplitTiers()} }
+func singleTierDeleteFixture() fixture { return fixture{pipeline: gen.GoldenSingleTierDelete()} }
 
 // lastBrokerEmptyingFixture is lastBrokerLeaving's pipeline on its way from two brokers to one:
 // the pool still has two brokers and Cruise Control, and the KafkaRebalance that empties broker 4

@@ -38,29 +38,43 @@ func GoldenPipelines() []GoldenPipeline {
 	}
 }
 
-// GoldenSplitTiers is the split-tiers case's pipeline: docs/api.md's example with volumes
-// retained, a ServiceAccount of the user's, arguments and sparkConf the plan overrides.
+// GoldenSplitTiers is the split-tiers case's pipeline: docs/api.md's example (Kafka, spill and
+// Elasticsearch on local NVMe, final shuffle data on st1 HDD) with volumes retained, a
+// ServiceAccount of the user's, arguments and sparkConf the plan must override. The planner gives
+// it three brokers.
 func GoldenSplitTiers() *v1alpha1.AnalyticsPipeline {
 	return Pipeline(SetName("analytics", "sensors"), SetUID("6f1c2d3e-0000-4000-8000-000000000001"),
 		SetTopic("sensor-readings"),
+		// The samples' claim: a data node's claim binds one of nvme-local's 400Gi disks, and a
+		// larger one would never bind (the planner refuses it).
 		SetElasticsearchSize("400Gi"),
+		// Two producer nodes, as in the sample: one would send its 90.28 MB/s over a link planned
+		// at 90 MB/s, and the plan would not be valid (CapacityExceeded).
 		SetProducers(2),
 		SetSpec(func(s *v1alpha1.AnalyticsPipelineSpec) {
+			// A ServiceAccount of the user's: the operator accepts it when installed with
+			// spark.allowUserServiceAccounts (TestGoldenCasesArePlannable says so).
 			s.Spark.ServiceAccountName = "sensor-job"
 			s.Spark.Arguments = []string{"--checkpoint", "/checkpoints/sensors"}
 			s.Spark.SparkConf = map[string]string{
 				"spark.sql.shuffle.partitions":    "40",
-				"spark.executor.memory":           "2g",
+				"spark.executor.memory":           "2g", // the plan's heap wins
 				"spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
-				"spark.dynamicAllocation.enabled": "true",
+				"spark.dynamicAllocation.enabled": "true", // the plan's executor count wins
 			}
+			// The shuffle data claim stays the example's 40Gi: the planner claims 925Gi of st1
+			// for it (st1's 125Gi minimum sustains 4.9 MB/s; an executor writes 36.11 MB/s at
+			// its processing rate), which is what the golden files show.
 			s.Elasticsearch.MasterNodes = 3
 			s.VolumeReclaimPolicy = "Retain"
 		}))
 }
 
 // GoldenSingleTierDelete is the single-tier-delete case's pipeline: a small pipeline on one SSD
-// tier ("ssd", StorageClass gp3), one broker, a Python job, volumes deleted with the pipeline.
+// tier ("ssd", StorageClass gp3): spill and shuffle data share it, one broker (so no Cruise
+// Control), a Python job without off-heap memory, zones as failure domains, volumes deleted with
+// the pipeline, and a spec the API server has not defaulted (no Kafka, Spark or Elasticsearch
+// version).
 func GoldenSingleTierDelete() *v1alpha1.AnalyticsPipeline {
 	return &v1alpha1.AnalyticsPipeline{
 		ObjectMeta: metav1.ObjectMeta{Name: "clicks", Namespace: "web",
