@@ -18,8 +18,8 @@ const memoryLimitShare = 0.9
 
 // setMemoryLimit gives the Go runtime a soft memory limit of 90 % of the container's, unless
 // GOMEMLIMIT sets one. Without it the collector lets the heap grow to twice what is live
-// (GOGC=100) whatever the limit: with 1,000 pipelines that was 490 MiB, at the chart's limit of
-// 512Mi (docs/performance.md). With it the collector works harder as the limit nears instead
+// (GOGC=100) whatever the limit: with 1,000 pipelines that was 490 MiB, at the chart's former limit
+// of 512Mi (docs/performance.md). With it the collector works harder as the limit nears instead
 // (runtime/debug.SetMemoryLimit). It returns the limit set, 0 for none.
 func setMemoryLimit() int64 {
 	if os.Getenv("GOMEMLIMIT") != "" {
