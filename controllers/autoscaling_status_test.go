@@ -19,13 +19,7 @@ import (
 // operator restarted while Prometheus has no samples keeps the brokers the previous one decided,
 // and decides nothing new.
 func TestAutoscalerStatusIsItsOwn(t *testing.T) {
-	src := &fakeSource{}
-	o := startOperatorWith(t, []controllers.Option{controllers.WithAutoscaler(&controllers.Autoscaler{
-		Source: func(*v1alpha1.AnalyticsPipeline) (autoscale.MetricsSource, error) { return src, nil },
-	})})
-	ns, _ := o.createSamples(t)
-	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
-	waitPlanned(t, o.c, p, func() error { return nil })
+	o, src, p := startWithFakeSource(t)
 	// Saturated links: 5 brokers (TestAutoscalerWithAFakeSource has the arithmetic).
 	src.set(map[autoscale.Signal]float64{autoscale.BrokerTransmitBytes: 370e6, autoscale.BrokerReceiveBytes: 300e6,
 		autoscale.UnderReplicatedPartitions: 0, autoscale.ElasticsearchIndexingRate: 1000})
