@@ -83,7 +83,8 @@ func (r *AutoscalingReconciler) Reconcile(ctx context.Context, req reconcile.Req
 		v.cond = metav1.ConditionTrue
 	}
 	res, err := r.write(ctx, p, v, out.decision, ctrl.Result{RequeueAfter: interval})
-	if err == nil && res.RequeueAfter == interval && out.decision != nil {
+	if err == nil && res.RequeueAfter != conflictRetry && out.decision != nil {
+		// Published for a written decision only: a conflict makes the reading again.
 		observeUtilization(p, out.read, now, interval)
 	}
 	return res, err
@@ -93,7 +94,7 @@ func (r *AutoscalingReconciler) Reconcile(ctx context.Context, req reconcile.Req
 // pipeline changed since it was read) makes the reading again, from the newer pipeline.
 func (r *AutoscalingReconciler) write(ctx context.Context, p *v1alpha1.AnalyticsPipeline, v verdict,
 	d *autoscale.Decision, res ctrl.Result) (ctrl.Result, error) {
-	if _, err := r.writeVerdict(ctx, p, v); err != nil {
+	if err := r.writeVerdict(ctx, p, v); err != nil {
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}

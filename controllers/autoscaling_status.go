@@ -38,29 +38,29 @@ type verdict struct {
 // resourceVersion the decision was made from: if the pipeline changed since (the cache was
 // behind this controller's own previous write, or the pipeline reconciler wrote a new plan),
 // the API server answers Conflict and the reading is made again from the newer pipeline, so a
-// decision is never made twice or from older windows. It returns whether it wrote.
-func (r *AutoscalingReconciler) writeVerdict(ctx context.Context, p *v1alpha1.AnalyticsPipeline, v verdict) (bool, error) {
+// decision is never made twice or from older windows.
+func (r *AutoscalingReconciler) writeVerdict(ctx context.Context, p *v1alpha1.AnalyticsPipeline, v verdict) error {
 	conds := slices.Clone(p.Status.Conditions)
 	(conditions{list: &conds, generation: p.Generation}).set(v1alpha1.ConditionAutoscaling, v.cond, v.reason, v.message)
 	cond := meta.FindStatusCondition(conds, v1alpha1.ConditionAutoscaling)
 	if equality.Semantic.DeepEqual(p.Status.Autoscaling, v.status) &&
 		equality.Semantic.DeepEqual(meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionAutoscaling), cond) {
-		return false, nil
+		return nil
 	}
 	u, err := verdictObject(p, v.status, *cond)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if err := r.Pipelines.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 		client.FieldOwner(AutoscalingFieldOwner), client.ForceOwnership); err != nil {
-		return false, err
+		return err
 	}
 	before := []metav1.Condition{}
 	if old := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionAutoscaling); old != nil {
 		before = append(before, *old)
 	}
 	announceTransitions(r.Pipelines.Recorder, p, before, []metav1.Condition{*cond})
-	return true, nil
+	return nil
 }
 
 // verdictObject is the apply configuration: the pipeline's identity, the resourceVersion read,
