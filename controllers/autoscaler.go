@@ -152,17 +152,17 @@ func (a *Autoscaler) source(p *v1alpha1.AnalyticsPipeline) (autoscale.MetricsSou
 	return s, nil
 }
 
-// autoscale returns the pipeline to plan with — the spec with the autoscaler's targets in place
-// (autoscale.Apply) — and sets status.autoscaling and the Autoscaling condition from the latest
+// autoscale returns the autoscaler's targets to plan with (plan.Observed.Autoscaling; nil: the
+// spec as it is) and sets status.autoscaling and the Autoscaling condition from the latest
 // reading of the autoscaling controller (AutoscalingReconciler), which reads Prometheus on
 // workers of its own and wakes this reconciler after each reading. With autoscaling off it does
 // nothing.
-func (r *PipelineReconciler) autoscale(p *v1alpha1.AnalyticsPipeline, conds conditions) *v1alpha1.AnalyticsPipeline {
+func (r *PipelineReconciler) autoscale(p *v1alpha1.AnalyticsPipeline, conds conditions) *v1alpha1.AutoscalingStatus {
 	spec := p.Spec.Autoscaling
 	if spec == nil || !spec.Enabled {
 		p.Status.Autoscaling = nil
 		removeCondition(conds, v1alpha1.ConditionAutoscaling)
-		return p
+		return nil
 	}
 	a := r.Autoscaler
 	p.Status.Autoscaling = a.prior(p)
@@ -170,13 +170,13 @@ func (r *PipelineReconciler) autoscale(p *v1alpha1.AnalyticsPipeline, conds cond
 		// Not retried: the next change of the spec brings the next attempt. The targets
 		// decided so far still apply.
 		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonInvalidQuery, err.Error())
-		return autoscale.Apply(p, p.Status.Autoscaling)
+		return p.Status.Autoscaling
 	}
 	if p.Status.Plan == nil {
 		// Nothing runs yet whose metrics could be read.
 		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonProgressing,
 			"waiting for the first plan to be applied")
-		return p
+		return nil
 	}
 	out, ok := a.outcome(p)
 	if !ok {
@@ -184,7 +184,7 @@ func (r *PipelineReconciler) autoscale(p *v1alpha1.AnalyticsPipeline, conds cond
 			conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonProgressing,
 				"waiting for the first reading of Prometheus")
 		}
-		return autoscale.Apply(p, p.Status.Autoscaling)
+		return p.Status.Autoscaling
 	}
 	interval := autoscale.Interval(spec)
 	if out.decision != nil {
@@ -196,7 +196,7 @@ func (r *PipelineReconciler) autoscale(p *v1alpha1.AnalyticsPipeline, conds cond
 		status = metav1.ConditionTrue
 	}
 	conds.set(v1alpha1.ConditionAutoscaling, status, reason, msg)
-	return autoscale.Apply(p, p.Status.Autoscaling)
+	return p.Status.Autoscaling
 }
 
 // policy is what Recommend decides with (autoscale.NewPolicy), with what Strimzi and the Spark
