@@ -46,7 +46,7 @@ func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, obs Ob
 	}
 
 	var why reasons
-	var notes Notes
+	var notes Notes // PlanValid's: what is applied now rather than what the spec alone gets
 	w := newWorkload(s)
 	link := newLinkRates(s.Network)
 	logTier := ts[s.Kafka.Storage.Tier]
@@ -68,24 +68,7 @@ func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, obs Ob
 			return planBrokers(w, link, k, p, logTier, brokerCPUBytes(brokerPod), why)
 		}, why)
 	}
-	var brokerWhy reasons
-	parts, brokers := partsFor(s.Kafka, obs.Partitions, &brokerWhy)
-	step, stepNote, emptyBrokers := brokerStep(obs.Brokers, brokers.count)
-	if step != brokers.count {
-		// A step of a scale-down: every figure (traffic per broker, volumes, stages) is for the
-		// brokers that run during it, planned as if the spec asked for exactly that many.
-		k := s.Kafka
-		k.Brokers.Min, k.Brokers.Max = step, max(k.Brokers.Max, step)
-		brokerWhy = nil
-		parts, brokers = partsFor(k, obs.Partitions, &brokerWhy)
-		notes.Brokers = stepNote
-	}
-	if obs.Partitions > 0 && parts == obs.Partitions {
-		// What a new topic would get, to say so when the topic has more.
-		fresh, _ := partsFor(s.Kafka, 0, new(reasons))
-		notes.Partitions = partitionsNote(obs.Partitions, parts, fresh)
-	}
-	why = append(why, brokerWhy...)
+	parts, brokers, emptyBrokers := kafkaCounts(s.Kafka, obs, partsFor, &why, &notes)
 	why = append(why, executorWhy...)
 	dataNodes := planDataNodes(w, s.Elasticsearch, perNode, &why)
 

@@ -149,6 +149,36 @@ func targeted(p *v1alpha1.AnalyticsPipeline, st *v1alpha1.AutoscalingStatus) *v1
 	return out
 }
 
+// partitionsFor plans the topic's partitions, at least existing, and the brokers planned from
+// them, for the Kafka spec k (partitionsAndBrokers, with the executors already planned).
+type partitionsFor func(k v1alpha1.KafkaSpec, existing int32, why *reasons) (int32, brokerPlan)
+
+// kafkaCounts plans the topic's partitions and the brokers to apply now: the spec's plan for
+// the partitions the topic has, or a step towards it (brokerStep), adding the reasons of the
+// brokers applied to why and the brokers and partitions notes to notes. It returns the broker
+// to empty first, if any.
+func kafkaCounts(k v1alpha1.KafkaSpec, obs Observed, plan partitionsFor, why *reasons, notes *Notes) (int32, brokerPlan, []int32) {
+	var brokerWhy reasons
+	parts, brokers := plan(k, obs.Partitions, &brokerWhy)
+	step, stepNote, empty := brokerStep(obs.Brokers, brokers.count)
+	if step != brokers.count {
+		// A step of a scale-down: every figure (traffic per broker, volumes, stages) is for the
+		// brokers that run during it, planned as if the spec asked for exactly that many.
+		stepped := k
+		stepped.Brokers.Min, stepped.Brokers.Max = step, max(k.Brokers.Max, step)
+		brokerWhy = nil
+		parts, brokers = plan(stepped, obs.Partitions, &brokerWhy)
+		notes.Brokers = stepNote
+	}
+	if obs.Partitions > 0 && parts == obs.Partitions {
+		// What a new topic would get, to say so when the topic has more.
+		fresh, _ := plan(k, 0, new(reasons))
+		notes.Partitions = partitionsNote(obs.Partitions, parts, fresh)
+	}
+	*why = append(*why, brokerWhy...)
+	return parts, brokers, empty
+}
+
 // brokerStep is the broker count to apply now when the pool runs pool.Replicas brokers and the
 // plan wants planned, with the note for PlanValid (empty when it is the plan's) and the broker
 // to empty first, if any.
