@@ -181,16 +181,24 @@ func TestArchitectureReconcileSteps(t *testing.T) {
 	testutil.DocBlock(t, "docs/architecture.md", "TestArchitectureReconcileSteps", b.String())
 }
 
-// TestReadmeLayout: README.md's layout names every top-level directory of the repository and
-// every package under internal/, so that a new one is placed in it.
+// TestReadmeLayout: README.md's and docs/development.md's layouts name every top-level
+// directory of the repository and every package under internal/, so that a new one is placed
+// in them.
 func TestReadmeLayout(t *testing.T) {
-	b, err := os.ReadFile("README.md")
+	for _, doc := range []string{"README.md", "docs/development.md"} {
+		checkLayout(t, doc)
+	}
+}
+
+func checkLayout(t *testing.T, doc string) {
+	t.Helper()
+	b, err := os.ReadFile(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, layout, ok := strings.Cut(string(b), "\n## Layout\n")
 	if !ok {
-		t.Fatal("README.md has no ## Layout section")
+		t.Fatalf("%s has no ## Layout section", doc)
 	}
 	layout, _, _ = strings.Cut(layout, "\n## ")
 	want := map[string]bool{}
@@ -213,7 +221,7 @@ func TestReadmeLayout(t *testing.T) {
 	for name := range want {
 		short := strings.TrimSuffix(name, "/")
 		if !strings.Contains(layout, "`"+short) && !strings.Contains(layout, "`"+strings.TrimPrefix(short, "internal/")+"`") {
-			t.Errorf("README.md's layout does not name %s", name)
+			t.Errorf("%s's layout does not name %s", doc, name)
 		}
 	}
 }
