@@ -43,3 +43,23 @@ func (l *Lab) CatchUpTimeout(backlog float64) time.Duration {
 	drain := float64(max(w.ConsumerMessagesPerSecond-w.MessagesPerSecond, 1))
 	return max(3*time.Minute, time.Duration(4*backlog/drain*float64(time.Second)))
 }
+
+// JobStartTimeout bounds the wait for the job's first commit, which is when its consumer lag
+// first exists: its JVMs start, and its first micro-batch reads and writes what the producer sent
+// meanwhile. On an idle 2-core machine that takes about two minutes; at a load average of 23 (four
+// other test suites beside the lab) it took over five, and a five-minute deadline failed a job
+// that was working. A ceiling for a job that never commits, not an expectation.
+const JobStartTimeout = 15 * time.Minute
+
+// WaitJobStarted waits until the job has committed its group's offsets once (the lag query
+// returns a series), or timeout passes, and returns the lag then: the backlog the job starts
+// from, for CatchUpTimeout.
+func (l *Lab) WaitJobStarted(ctx context.Context, timeout time.Duration) (Result, bool) {
+	queries, err := autoscaleprom.Queries(l.Pipeline)
+	if err != nil {
+		return Result{Err: err}, false
+	}
+	return l.Prometheus.WaitFor(ctx, queries[autoscale.ConsumerLag], timeout, func(r Result) bool {
+		return r.Err == nil && len(r.Series) == 1
+	})
+}
