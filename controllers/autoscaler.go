@@ -8,11 +8,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -36,40 +34,6 @@ type Autoscaler struct {
 
 	mu      sync.Mutex
 	sources map[string]autoscale.MetricsSource
-	// latest is each pipeline's latest status.autoscaling as this process decided it. A
-	// reconcile can read the pipeline from the cache before the cache has the status written
-	// a moment ago; planning with the older targets would undo a change for a moment, and
-	// reading again would decide it twice.
-	latest map[types.NamespacedName]remembered
-	// outcomes are each pipeline's latest reading, which the autoscaling controller made and
-	// the pipeline reconciler writes into the status.
-	outcomes map[types.NamespacedName]outcome
-}
-
-type remembered struct {
-	uid    types.UID
-	status *v1alpha1.AutoscalingStatus
-}
-
-// prior returns the newer of the pipeline's status.autoscaling and what this process last
-// decided for it.
-func (a *Autoscaler) prior(p *v1alpha1.AnalyticsPipeline) *v1alpha1.AutoscalingStatus {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	m, ok := a.latest[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]
-	if ok && m.uid == p.UID && lastReading(m.status).After(lastReading(p.Status.Autoscaling)) {
-		return m.status.DeepCopy()
-	}
-	return p.Status.Autoscaling
-}
-
-func (a *Autoscaler) remember(p *v1alpha1.AnalyticsPipeline, st *v1alpha1.AutoscalingStatus) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.latest == nil {
-		a.latest = map[types.NamespacedName]remembered{}
-	}
-	a.latest[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = remembered{uid: p.UID, status: st.DeepCopy()}
 }
 
 // lastReading is when a status was last read from Prometheus with fresh samples.
@@ -87,38 +51,6 @@ func lastReading(st *v1alpha1.AutoscalingStatus) time.Time {
 		t = d.Time.Time
 	}
 	return t
-}
-
-// Forget drops what the autoscaler remembers of a deleted pipeline (or one whose autoscaling
-// is off).
-func (a *Autoscaler) Forget(key types.NamespacedName) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	delete(a.latest, key)
-	delete(a.outcomes, key)
-}
-
-// record keeps a reading's outcome for the pipeline reconciler, and its decision as the
-// pipeline's latest status.autoscaling.
-func (a *Autoscaler) record(p *v1alpha1.AnalyticsPipeline, out outcome) {
-	if out.decision != nil {
-		a.remember(p, &out.decision.Status)
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.outcomes == nil {
-		a.outcomes = map[types.NamespacedName]outcome{}
-	}
-	a.outcomes[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = out
-}
-
-// outcome returns the pipeline's latest reading, if any was made for this pipeline (not an
-// earlier one of the same name).
-func (a *Autoscaler) outcome(p *v1alpha1.AnalyticsPipeline) (outcome, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out, ok := a.outcomes[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]
-	return out, ok && out.uid == p.UID
 }
 
 func (a *Autoscaler) now() time.Time {
@@ -152,51 +84,17 @@ func (a *Autoscaler) source(p *v1alpha1.AnalyticsPipeline) (autoscale.MetricsSou
 	return s, nil
 }
 
-// autoscale returns the pipeline to plan with — the spec with the autoscaler's targets in place
-// (autoscale.Apply) — and sets status.autoscaling and the Autoscaling condition from the latest
-// reading of the autoscaling controller (AutoscalingReconciler), which reads Prometheus on
-// workers of its own and wakes this reconciler after each reading. With autoscaling off it does
-// nothing.
-func (r *PipelineReconciler) autoscale(p *v1alpha1.AnalyticsPipeline, conds conditions) *v1alpha1.AnalyticsPipeline {
-	spec := p.Spec.Autoscaling
-	if spec == nil || !spec.Enabled {
+// autoscale returns the autoscaler's targets to plan with (plan.Observed.Autoscaling; nil: the
+// spec as it is), as the autoscaling controller (AutoscalingReconciler) wrote them to
+// status.autoscaling. With autoscaling off it removes the autoscaler's status and condition:
+// the spec says so, and the autoscaling controller writes nothing for such a pipeline.
+func (r *PipelineReconciler) autoscale(p *v1alpha1.AnalyticsPipeline, conds conditions) *v1alpha1.AutoscalingStatus {
+	if spec := p.Spec.Autoscaling; spec == nil || !spec.Enabled {
 		p.Status.Autoscaling = nil
 		removeCondition(conds, v1alpha1.ConditionAutoscaling)
-		return p
+		return nil
 	}
-	a := r.Autoscaler
-	p.Status.Autoscaling = a.prior(p)
-	if _, err := autoscaleprom.Queries(p); err != nil {
-		// Not retried: the next change of the spec brings the next attempt. The targets
-		// decided so far still apply.
-		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonInvalidQuery, err.Error())
-		return autoscale.Apply(p, p.Status.Autoscaling)
-	}
-	if p.Status.Plan == nil {
-		// Nothing runs yet whose metrics could be read.
-		conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonProgressing,
-			"waiting for the first plan to be applied")
-		return p
-	}
-	out, ok := a.outcome(p)
-	if !ok {
-		if meta.FindStatusCondition(*conds.list, v1alpha1.ConditionAutoscaling) == nil {
-			conds.set(v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonProgressing,
-				"waiting for the first reading of Prometheus")
-		}
-		return autoscale.Apply(p, p.Status.Autoscaling)
-	}
-	interval := autoscale.Interval(spec)
-	if out.decision != nil {
-		observeUtilization(p, out.read, out.at, interval)
-	}
-	good, reason, msg := out.conditionMessage(interval)
-	status := metav1.ConditionFalse
-	if good {
-		status = metav1.ConditionTrue
-	}
-	conds.set(v1alpha1.ConditionAutoscaling, status, reason, msg)
-	return autoscale.Apply(p, p.Status.Autoscaling)
+	return p.Status.Autoscaling
 }
 
 // policy is what Recommend decides with (autoscale.NewPolicy), with what Strimzi and the Spark

@@ -7,12 +7,11 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -27,67 +26,97 @@ import (
 // reconciler so that a slow or silent Prometheus holds up only the readings, never the
 // reconciles of other pipelines; ECK splits its Elasticsearch autoscaling off the same way
 // (elastic/cloud-on-k8s v3.5.0, pkg/controller/autoscaling/elasticsearch: its own controller
-// computes the resources and the Elasticsearch controller applies them).
+// computes the resources, persists them in its status, and the Elasticsearch controller applies
+// them).
 //
-// It writes nothing to the API server: it hands each reading's outcome to the pipeline
-// reconciler (Autoscaler.outcome) and wakes it, and the pipeline reconciler plans with the
-// targets and writes them into status.autoscaling in its one status write.
+// It writes its decision itself, to status.autoscaling and the Autoscaling condition under its
+// own field manager (autoscaling_status.go); the pipeline reconciler is woken by that write
+// (autoscalingWritten) and plans with the targets it reads from the pipeline. Nothing passes
+// between the two in memory: a restarted operator continues from the status.
 type AutoscalingReconciler struct {
 	Pipelines  *PipelineReconciler
 	Autoscaler *Autoscaler
-	// wake enqueues a pipeline for the pipeline reconciler.
-	wake chan<- event.GenericEvent
 }
 
-// Reconcile reads one pipeline's signals, decides, and looks again after the interval.
+// conflictRetry is how soon a reading whose write met a newer pipeline is made again: the
+// cache has the newer pipeline within moments.
+const conflictRetry = time.Second
+
+// Reconcile reads one pipeline's signals, decides, writes the decision, and looks again after
+// the interval.
 func (r *AutoscalingReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	p := &v1alpha1.AnalyticsPipeline{}
 	if err := r.Pipelines.Client.Get(ctx, req.NamespacedName, p); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Autoscaler.Forget(req.NamespacedName)
-		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	spec := p.Spec.Autoscaling
 	if p.DeletionTimestamp != nil || spec == nil || !spec.Enabled {
-		r.Autoscaler.Forget(req.NamespacedName)
+		// The pipeline reconciler removes status.autoscaling and the condition with the spec.
 		return ctrl.Result{}, nil
 	}
-	a := r.Autoscaler
 	interval := autoscale.Interval(spec)
-	prior := a.prior(p)
-	now := a.now()
-	if since := now.Sub(lastReading(prior)); since >= 0 && since < interval/2 {
-		return ctrl.Result{RequeueAfter: interval - since}, nil // read moments ago
-	}
 	queries, err := autoscaleprom.Queries(p)
 	if err != nil {
-		// The pipeline reconciler reports it; not retried until the spec changes.
-		return ctrl.Result{}, nil
+		// Not retried: the next change of the spec brings the next attempt. The targets
+		// decided so far still apply.
+		return r.write(ctx, p, verdict{status: p.Status.Autoscaling, cond: metav1.ConditionFalse,
+			reason: v1alpha1.ReasonInvalidQuery, message: err.Error()}, nil, ctrl.Result{})
 	}
 	if p.Status.Plan == nil {
-		return ctrl.Result{RequeueAfter: interval}, nil // nothing runs yet whose metrics could be read
+		// Nothing runs yet whose metrics could be read; the first plan brings the first
+		// reading (planAppeared).
+		return r.write(ctx, p, verdict{status: p.Status.Autoscaling, cond: metav1.ConditionFalse,
+			reason: v1alpha1.ReasonProgressing, message: "waiting for the first plan to be applied"}, nil, ctrl.Result{})
 	}
-	out := r.read(ctx, p, prior, queries, now)
-	a.record(p, out)
-	select {
-	case r.wake <- event.GenericEvent{Object: p}:
-	case <-ctx.Done():
+	now := r.Autoscaler.now()
+	if since := now.Sub(lastReading(p.Status.Autoscaling)); since >= 0 && since < interval/2 {
+		return ctrl.Result{RequeueAfter: interval - since}, nil // read moments ago
 	}
-	return ctrl.Result{RequeueAfter: interval}, nil
+	out := r.read(ctx, p, queries, now)
+	v := verdict{status: p.Status.Autoscaling}
+	if out.decision != nil {
+		v.status = &out.decision.Status
+	}
+	good, reason, msg := out.conditionMessage(interval)
+	v.cond, v.reason, v.message = metav1.ConditionFalse, reason, msg
+	if good {
+		v.cond = metav1.ConditionTrue
+	}
+	res, err := r.write(ctx, p, v, out.decision, ctrl.Result{RequeueAfter: interval})
+	if err == nil && res.RequeueAfter == interval && out.decision != nil {
+		observeUtilization(p, out.read, now, interval)
+	}
+	return res, err
+}
+
+// write writes a verdict and announces the decision it carries once written. A conflict (the
+// pipeline changed since it was read) makes the reading again, from the newer pipeline.
+func (r *AutoscalingReconciler) write(ctx context.Context, p *v1alpha1.AnalyticsPipeline, v verdict,
+	d *autoscale.Decision, res ctrl.Result) (ctrl.Result, error) {
+	if _, err := r.writeVerdict(ctx, p, v); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if d != nil {
+		r.Pipelines.announceDecisions(ctx, p, *d)
+	}
+	return res, nil
 }
 
 // read is one reading: the signals, the policy from what the upstream operators report, and
 // the decision.
 func (r *AutoscalingReconciler) read(ctx context.Context, p *v1alpha1.AnalyticsPipeline,
-	prior *v1alpha1.AutoscalingStatus, queries map[autoscale.Signal]string, now time.Time) outcome {
-	out := outcome{uid: p.UID, at: now}
+	queries map[autoscale.Signal]string, now time.Time) outcome {
+	out := outcome{}
+	prior := p.Status.Autoscaling
 	tiers, _, err := r.Pipelines.tiers(ctx, p)
 	if err != nil {
 		out.err = fmt.Errorf("reading the pipeline's tiers: %w", err)
 		return out
 	}
-	base, err := plan.Compute(autoscale.Base(p, prior), tierList(p, tiers))
+	base, err := plan.Fresh(autoscale.Base(p, prior), tierList(p, tiers))
 	if err != nil {
 		out.err = err
 		return out
@@ -112,31 +141,26 @@ func (r *AutoscalingReconciler) read(ctx context.Context, p *v1alpha1.AnalyticsP
 		out.err = err
 		return out
 	}
-	cur := p.DeepCopy()
-	cur.Status.Autoscaling = prior
-	pol := policy(cur, base, obs, r.Pipelines.brokerSafety(ctx, p, obs, served))
-	d := autoscale.Recommend(currentState(cur), read, pol, now)
-	r.Pipelines.announceDecisions(ctx, p, d)
+	pol := policy(p, base, obs, r.Pipelines.brokerSafety(ctx, p, obs, served))
+	d := autoscale.Recommend(currentState(p), read, pol, now)
 	out.decision, out.read = &d, read
 	return out
 }
 
-// SetupWithManager registers the autoscaling controller: pipelines whose spec changes are read
-// again at once, then every interval; a few readings run at once.
+// SetupWithManager registers the autoscaling controller: pipelines whose spec changes, or that
+// get their first plan, are read at once, then every interval; a few readings run at once.
 func (r *AutoscalingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("autoscaling").
 		// Four readings at once: an estimate (a silent Prometheus holds a worker for the read
 		// deadline), not overridable.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
-		For(&v1alpha1.AnalyticsPipeline{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&v1alpha1.AnalyticsPipeline{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, planAppeared))).
 		Complete(r.Pipelines.instruments.reconciler("autoscaling", r))
 }
 
-// outcome is what one reading came to, for the pipeline reconciler.
+// outcome is what one reading came to.
 type outcome struct {
-	uid types.UID
-	at  time.Time
 	// decision and read are the reading's decision and signals; err why there is none.
 	decision *autoscale.Decision
 	read     autoscale.Observations

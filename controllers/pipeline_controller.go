@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
@@ -15,12 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/ssa"
@@ -63,8 +62,6 @@ type PipelineReconciler struct {
 	takenBack takenBack
 	// instruments are the tests' (WithInstruments); none in production.
 	instruments Instruments
-	// readings carries the autoscaling controller's wake-ups: a reading is ready.
-	readings chan event.GenericEvent
 }
 
 // +kubebuilder:rbac:groups=strata.dev,resources=analyticspipelines,verbs=get;list;watch;update;patch
@@ -83,6 +80,10 @@ type PipelineReconciler struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create;update;patch;delete
 
+// statusConflictRetry is how soon a reconcile whose status write met a newer pipeline runs
+// again: the cache has the newer pipeline within moments.
+const statusConflictRetry = time.Second
+
 // DefaultPipelineWorkers is how many pipelines are reconciled at once by default. Four kept a
 // loaded API server at a sixth of its write rate with 1,000 pipelines to create; sixteen keep
 // more requests in flight, each a goroutine waiting on its answer (docs/performance.md).
@@ -91,14 +92,21 @@ const DefaultPipelineWorkers = 16
 // Reconcile is a table of contents: each step reads or fills in the reconcile's scope and has
 // one concern; the status the steps build is written on every exit, once, and only when it
 // changed. Adding a step is a line here and a method in pipeline_steps.go.
-func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ ctrl.Result, err error) {
+func (r *PipelineReconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, err error) {
 	s, after, err := r.load(ctx, req)
 	if s == nil {
 		// Gone or going: its children go with it, by their owner references, once its
 		// finalizer let it go (pipeline_retain.go, pipeline_delete.go).
 		return ctrl.Result{RequeueAfter: after}, err
 	}
-	defer func() { err = errors.Join(err, r.writeStatus(ctx, s)) }()
+	defer func() {
+		werr := r.writeStatus(ctx, s)
+		if apierrors.IsConflict(werr) {
+			// The pipeline changed since it was read (the autoscaler wrote): again, from it.
+			res, werr = ctrl.Result{RequeueAfter: statusConflictRetry}, nil
+		}
+		err = errors.Join(err, werr)
+	}()
 	for _, step := range []func(context.Context, *scope) error{
 		r.ensureFinalizer,  // the policy's finalizer: keep the Kafka data, or delete every Elasticsearch claim
 		r.discoverKinds,    // which child kinds the API server serves; watch them
@@ -140,8 +148,10 @@ func (r *PipelineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		// another, so the workers are what keeps requests in flight (docs/performance.md; the
 		// manager's --pipeline-workers).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(r.Workers, DefaultPipelineWorkers)}).
-		For(&v1alpha1.AnalyticsPipeline{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		// autoscalingWritten: the autoscaling controller wrote new targets or a new condition
+		// (autoscaling_status.go).
+		For(&v1alpha1.AnalyticsPipeline{}, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, autoscalingWritten))).
 		Watches(&v1alpha1.StorageTier{}, handler.EnqueueRequestsFromMapFunc(r.pipelinesNaming)).
 		// The pipelines' pods, as the manager caches them (ManagerOptions): a pod turning
 		// unschedulable, or scheduled, reports itself on its pipeline.
@@ -151,7 +161,6 @@ func (r *PipelineReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 			builder.OnlyMetadata, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 				return upstream[o.GetName()]
 			}))).
-		WatchesRawSource(source.Channel(r.readings, &handler.EnqueueRequestForObject{})).
 		Build(r.instruments.reconciler("analyticspipeline", r))
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,11 +37,11 @@ type scope struct {
 	observed    observed // the children, by identity; the apply step records the server's answers
 
 	// Computed.
-	effective  *v1alpha1.AnalyticsPipeline // the pipeline with the autoscaler's targets applied
+	targets    *v1alpha1.AutoscalingStatus // the autoscaler's targets the plan is computed with
 	plan       v1alpha1.Plan
 	planned    bool   // plan is valid enough to apply
 	esPassword string // the job's Elasticsearch password (credentialsStep)
-	// emptyBrokers: the broker to empty before the pool goes from two brokers to one (stepBrokers)
+	// emptyBrokers: the broker to empty before the pool goes from two brokers to one (plan.Compute)
 	emptyBrokers []int32
 	desired      []*unstructured.Unstructured
 	failures     []*childError // children the API server refused to apply or delete
@@ -74,13 +75,10 @@ func (r *PipelineReconciler) load(ctx context.Context, req reconcile.Request) (*
 	}, 0, nil
 }
 
-// forget drops what the operator keeps about a deleted pipeline: its metrics, the autoscaler's
-// memory of it and its applied children's cache entries.
+// forget drops what the operator keeps about a deleted pipeline: its metrics and its applied
+// children's cache entries.
 func (r *PipelineReconciler) forget(key client.ObjectKey) {
 	pipelinemetrics.Forget(key.Namespace, key.Name)
-	if r.Autoscaler != nil {
-		r.Autoscaler.Forget(key)
-	}
 	r.Applier.ForgetScope(pipelineScope(key))
 	r.takenBack.forget(key)
 }
@@ -92,9 +90,22 @@ func (r *PipelineReconciler) writeStatus(ctx context.Context, s *scope) error {
 	if len(s.missing) > 0 && !meta.IsStatusConditionFalse(s.before.Status.Conditions, v1alpha1.ConditionKafkaReady) {
 		log.FromContext(ctx).Info("upstream CRDs missing; waiting for them", "missing", kindNames(s.missing))
 	}
-	announceTransitions(r.Recorder, p, s.before.Status.Conditions, p.Status.Conditions)
 	pipelinemetrics.Observe(p) // the plan, stage capacities, bottleneck, storage cost, conditions
-	return patchStatus(ctx, r.Client, p, s.before, s.before.Status, p.Status)
+	if equality.Semantic.DeepEqual(s.before.Status, p.Status) {
+		return nil
+	}
+	// Two writers share the status: the autoscaling controller applies status.autoscaling and
+	// the Autoscaling condition (autoscaling_status.go). A merge patch replaces the conditions
+	// list whole, so it is sent only against the pipeline it was computed from: had the
+	// autoscaler written since, the API server answers Conflict and the reconcile runs again
+	// (Reconcile) from the newer pipeline, rather than put back the condition it replaced.
+	patch := client.MergeFromWithOptions(s.before, client.MergeFromWithOptimisticLock{})
+	if err := r.Client.Status().Patch(ctx, p, patch); err != nil {
+		return err
+	}
+	// Announced once written: a reconcile run again after a conflict announces nothing twice.
+	announceTransitions(r.Recorder, p, s.before.Status.Conditions, p.Status.Conditions)
+	return nil
 }
 
 // missingCRDRecheck is how often a pipeline waiting for an upstream CRD looks again.
@@ -102,7 +113,7 @@ const missingCRDRecheck = 15 * time.Second
 
 // result says when to look again: a pipeline waiting for a CRD soon, because a new CRD's event
 // can arrive before the API server's discovery serves its kind, and no further event follows.
-// Autoscaled pipelines need no timer: the autoscaling controller wakes them after each reading.
+// Autoscaled pipelines need no timer: the autoscaling controller's status writes wake them (autoscalingWritten).
 func (s *scope) result() ctrl.Result {
 	if len(s.missing) > 0 {
 		return ctrl.Result{RequeueAfter: missingCRDRecheck}

@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
@@ -122,12 +121,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 		// Made here, before any worker runs: the workers share it.
 		pipelines.Autoscaler = &Autoscaler{Access: autoscaleprom.DefaultAccess()}
 	}
-	readings := make(chan event.GenericEvent, 64)
-	pipelines.readings = readings
 	if err := pipelines.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	autoscaling := &AutoscalingReconciler{Pipelines: pipelines, Autoscaler: pipelines.Autoscaler, wake: readings}
+	autoscaling := &AutoscalingReconciler{Pipelines: pipelines, Autoscaler: pipelines.Autoscaler}
 	if err := autoscaling.SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -30,8 +30,9 @@ const (
 )
 
 // syncLocal brings a local tier's StorageClass and volumes in step with the spec and the nodes:
-// it creates the missing volumes, updates those no claim uses, deletes those no longer wanted
-// that no claim uses and reports the others.
+// it reads the class and the nodes, lets the pure localVolumes.diff decide each volume
+// (tier_diff.go), carries the decisions out (create the missing volumes, update those no claim
+// uses, delete those no longer wanted that no claim uses) and reports the others.
 func (r *TierReconciler) syncLocal(ctx context.Context, t *v1alpha1.StorageTier, have map[string]*corev1.PersistentVolume) (tierResult, error) {
 	var res tierResult
 	sel, err := desired.NodeSelector(t)
@@ -54,91 +55,57 @@ func (r *TierReconciler) syncLocal(ctx context.Context, t *v1alpha1.StorageTier,
 		return res, err
 	}
 
-	wanted := map[string]bool{}
-	var problems, heldBack []string
-	recreating := 0
-	for _, want := range desired.PersistentVolumes(t, matched) {
-		wanted[want.Name] = true
-		cur := have[want.Name]
-		if cur == nil {
-			if conflict != "" {
-				continue // no volumes in a class Strata does not own
-			}
-			if taken, err := r.volumeExists(ctx, want.Name); err != nil {
-				return res, err
-			} else if taken {
-				problems = append(problems, fmt.Sprintf("PersistentVolume %s exists but is not this tier's (no %s=%s label or %s annotation)",
-					want.Name, desired.LabelTier, want.Labels[desired.LabelTier], desired.AnnotationTier))
-				continue
-			}
-			if err := r.Applier.ApplyTyped(ctx, tierScope(t.Name), want, nil); err != nil {
-				return res, fmt.Errorf("creating PersistentVolume %s: %w", want.Name, err)
-			}
-			res.volumes = append(res.volumes, want)
-			continue
-		}
-		mutable, immutable := volumeDrift(cur, want)
-		switch {
-		case len(mutable)+len(immutable) == 0 || conflict != "" || !cur.DeletionTimestamp.IsZero():
-			res.volumes = append(res.volumes, cur)
-		case volumeUse(cur) != "":
-			// A claim uses it: what it offers does not change under the claim's feet.
-			res.volumes = append(res.volumes, cur)
-			heldBack = append(heldBack, fmt.Sprintf("%s (%s)", cur.Name, strings.Join(append(mutable, immutable...), ", ")))
-		case len(immutable) > 0:
-			// Unused, and what differs cannot change in place: deleted now, created afresh
-			// when it is gone (its deletion requeues the tier).
-			if err := r.deleteVolume(ctx, t, cur, strings.Join(immutable, ", ")); err != nil {
-				return res, err
-			}
-			recreating++
-		default:
-			if err := r.Applier.ApplyTyped(ctx, tierScope(t.Name), want, cur); err != nil {
-				return res, fmt.Errorf("updating PersistentVolume %s: %w", want.Name, err)
-			}
-			res.volumes = append(res.volumes, want)
-		}
-	}
-
-	byName := map[string]corev1.Node{}
-	for _, n := range nodes {
-		byName[n.Name] = n
-	}
 	paths := map[string]bool{}
 	for _, p := range t.Spec.Local.Paths {
 		paths[p] = true
 	}
-	res.retained, err = r.prune(ctx, t, have, wanted, func(pv *corev1.PersistentVolume) string {
-		node, path := pv.Annotations[desired.AnnotationNode], pv.Annotations[desired.AnnotationPath]
-		n, ok := byName[node]
-		switch {
-		case !ok:
-			return fmt.Sprintf("node %s is gone", node)
-		case !sel.Matches(labels.Set(n.Labels)):
-			return fmt.Sprintf("node %s no longer matches spec.local.nodeSelector", node)
-		case !paths[path]:
-			return fmt.Sprintf("path %s is no longer in spec.local.paths", path)
+	byName := map[string]corev1.Node{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	decide := localVolumes{want: desired.PersistentVolumes(t, matched), have: have, classConflict: conflict != "",
+		nodes: byName, selector: sel, paths: paths}
+	out := localOutcome{conflict: conflict, matched: len(matched), paths: len(paths)}
+	var heldBack []string
+	for _, a := range decide.diff() {
+		switch a.act {
+		case volumeCreate:
+			if taken, err := r.volumeExists(ctx, a.want.Name); err != nil {
+				return res, err
+			} else if taken {
+				out.problems = append(out.problems, fmt.Sprintf("PersistentVolume %s exists but is not this tier's (no %s=%s label or %s annotation)",
+					a.want.Name, desired.LabelTier, a.want.Labels[desired.LabelTier], desired.AnnotationTier))
+				continue
+			}
+			if err := r.Applier.ApplyTyped(ctx, tierScope(t.Name), a.want, nil); err != nil {
+				return res, fmt.Errorf("creating PersistentVolume %s: %w", a.want.Name, err)
+			}
+			res.volumes = append(res.volumes, a.want)
+		case volumeKeep:
+			res.volumes = append(res.volumes, a.cur)
+		case volumeHoldBack:
+			res.volumes = append(res.volumes, a.cur)
+			heldBack = append(heldBack, fmt.Sprintf("%s (%s)", a.cur.Name, a.why))
+		case volumeRecreate:
+			if err := r.deleteVolume(ctx, t, a.cur, a.why); err != nil {
+				return res, err
+			}
+			out.recreating++
+		case volumeUpdate:
+			if err := r.Applier.ApplyTyped(ctx, tierScope(t.Name), a.want, a.cur); err != nil {
+				return res, fmt.Errorf("updating PersistentVolume %s: %w", a.want.Name, err)
+			}
+			res.volumes = append(res.volumes, a.want)
+		case volumeRetain:
+			res.retained = append(res.retained, retainedVolume{pv: a.cur, why: a.why})
+		case volumeDelete:
+			if err := r.deleteVolume(ctx, t, a.cur, a.why); err != nil {
+				return res, err
+			}
 		}
-		return "the tier no longer wants it"
-	})
-	if err != nil {
-		return res, err
 	}
-
-	switch {
-	case conflict != "":
-		res.set(metav1.ConditionFalse, v1alpha1.ReasonStorageClassConflict, "%s", conflict)
-	case len(matched) == 0:
-		res.set(metav1.ConditionFalse, v1alpha1.ReasonNoMatchingNodes, "no node matches spec.local.nodeSelector (%s)", selectorText(sel))
-	case len(problems) > 0:
-		res.set(metav1.ConditionFalse, v1alpha1.ReasonPersistentVolumeConflict, "%s", strings.Join(problems, "; "))
-	case recreating > 0:
-		res.set(metav1.ConditionFalse, v1alpha1.ReasonProgressing,
-			"%d unused PersistentVolume(s) whose node affinity, path or volume mode changed are being created afresh", recreating)
-	default:
-		res.set(metav1.ConditionTrue, v1alpha1.ReasonAvailable, "StorageClass %q and %d PersistentVolume(s): %d node(s) × %d path(s)",
-			t.Spec.StorageClassName, len(res.volumes), len(matched), len(paths))
-	}
+	out.volumes = len(res.volumes)
+	out.condition(&res, t, sel)
 	if len(heldBack) > 0 {
 		res.notes = append(res.notes, "in use, so left as they are: "+strings.Join(heldBack, "; "))
 	}
