@@ -26,7 +26,7 @@ import (
 func sampleChildren(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
 	p := gen.Pipeline()
-	pl, err := plan.Compute(p, gen.APITiers())
+	pl, err := plan.Fresh(p, gen.APITiers())
 	if err != nil {
 		t.Fatal(err)
 	}
