@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -164,17 +165,19 @@ func (r *PipelineReconciler) applyChildren(ctx context.Context, s *scope) error 
 	}
 	sc := pipelineScope(client.ObjectKeyFromObject(s.pipeline))
 	wanted := map[ssa.Key]bool{}
-	for _, obj := range s.desired {
+	// The applies of a wave go at once (apply_waves.go); the results are taken in s.desired's
+	// order, so that failures are recorded as a reconcile one after another recorded them.
+	results := applyAll(ctx, r.Applier, sc, s.desired, func(k ssa.Key) *unstructured.Unstructured { return s.observed[k] })
+	for i, obj := range s.desired {
 		key := ssa.KeyOf(obj)
 		wanted[key] = true
-		live, err := r.Applier.Apply(ctx, sc, obj, s.observed[key])
-		if err != nil {
+		if err := results[i].err; err != nil {
 			s.failures = append(s.failures, &childError{gvk: obj.GroupVersionKind(), err: err})
 			continue
 		}
 		// The status is computed from the children as the server now has them: the cache may
 		// not have seen this apply yet, and a status from it would be rewritten a moment later.
-		s.observed[key] = live
+		s.observed[key] = results[i].live
 	}
 	for _, key := range sortedKeys(s.observed) {
 		if wanted[key] {
