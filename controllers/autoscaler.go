@@ -84,17 +84,17 @@ func (a *Autoscaler) source(p *v1alpha1.AnalyticsPipeline) (autoscale.MetricsSou
 	return s, nil
 }
 
-// autoscale returns the pipeline to plan with: the spec with the autoscaler's targets in place
-// (autoscale.Apply), as the autoscaling controller (AutoscalingReconciler) wrote them to
+// autoscale returns the autoscaler's targets to plan with (plan.Observed.Autoscaling; nil: the
+// spec as it is), as the autoscaling controller (AutoscalingReconciler) wrote them to
 // status.autoscaling. With autoscaling off it removes the autoscaler's status and condition:
 // the spec says so, and the autoscaling controller writes nothing for such a pipeline.
-func (r *PipelineReconciler) autoscale(p *v1alpha1.AnalyticsPipeline, conds conditions) *v1alpha1.AnalyticsPipeline {
+func (r *PipelineReconciler) autoscale(p *v1alpha1.AnalyticsPipeline, conds conditions) *v1alpha1.AutoscalingStatus {
 	if spec := p.Spec.Autoscaling; spec == nil || !spec.Enabled {
 		p.Status.Autoscaling = nil
 		removeCondition(conds, v1alpha1.ConditionAutoscaling)
-		return p
+		return nil
 	}
-	return autoscale.Apply(p, p.Status.Autoscaling)
+	return p.Status.Autoscaling
 }
 
 // policy is what Recommend decides with (autoscale.NewPolicy), with what Strimzi and the Spark

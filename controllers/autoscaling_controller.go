@@ -117,7 +117,7 @@ func (r *AutoscalingReconciler) read(ctx context.Context, p *v1alpha1.AnalyticsP
 		out.err = fmt.Errorf("reading the pipeline's tiers: %w", err)
 		return out
 	}
-	base, err := plan.Compute(autoscale.Base(p, prior), tierList(p, tiers))
+	base, err := plan.Fresh(autoscale.Base(p, prior), tierList(p, tiers))
 	if err != nil {
 		out.err = err
 		return out

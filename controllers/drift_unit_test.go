@@ -24,7 +24,7 @@ import (
 func TestChildrenModifiedStep(t *testing.T) {
 	p := gen.Pipeline()
 	p.Generation, p.Status.ObservedGeneration = 3, 3
-	pl, err := plan.Compute(p, gen.APITiers())
+	pl, err := plan.Fresh(p, gen.APITiers())
 	if err != nil {
 		t.Fatal(err)
 	}

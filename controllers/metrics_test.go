@@ -6,18 +6,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	pipelinemetrics "github.com/strata-dev/strata/internal/metrics"
 	"github.com/strata-dev/strata/internal/testutil"
 )
+
+// pipelineRegistry serves the controllers' pipeline metrics (pipelinemetrics.Default) to this
+// package's tests: nothing registers them at package load, cmd/manager does in the operator.
+var pipelineRegistry = func() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	if err := pipelinemetrics.Default.Register(reg); err != nil {
+		panic(err)
+	}
+	return reg
+}()
 
 // pipelineSeries returns the operator's series of one pipeline, "name{stage}" style: the metric
 // name and, where it has one, its stage, resource or role label.
 func pipelineSeries(t *testing.T, ns, name string) map[string]float64 {
 	t.Helper()
-	mfs, err := crmetrics.Registry.Gather()
+	mfs, err := pipelineRegistry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +54,7 @@ func pipelineSeries(t *testing.T, ns, name string) map[string]float64 {
 	return out
 }
 
-// TestPipelineMetrics: a planned pipeline's figures are on the operator's metrics registry, and
+// TestPipelineMetrics: a planned pipeline's figures are on the pipeline metrics' registry, and
 // they go when the pipeline is deleted.
 func TestPipelineMetrics(t *testing.T) {
 	o := startOperator(t)

@@ -46,7 +46,7 @@ func (r *PipelineReconciler) childrenModified(ctx context.Context, s *scope) err
 	// (its Applier remembers), so that Strata's own next step is no one's change: a scale-up
 	// changes the replicas ECK's update took over with the old value; and a human's raised
 	// broker count is a scale-down for Strata, which it carries out one broker at a time
-	// (stepBrokers), with plans other than the status' meanwhile. After a restart Strata
+	// (plan.Compute), with plans other than the status' meanwhile. After a restart Strata
 	// remembers nothing: then the desired child is the measure, only while Strata applies what
 	// it applied last (the spec carried out, the plan of the status).
 	settled := s.pipeline.Status.ObservedGeneration == s.pipeline.Generation && samePlan(s.pipeline.Status.Plan, &s.plan)

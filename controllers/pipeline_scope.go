@@ -37,11 +37,11 @@ type scope struct {
 	observed    observed // the children, by identity; the apply step records the server's answers
 
 	// Computed.
-	effective  *v1alpha1.AnalyticsPipeline // the pipeline with the autoscaler's targets applied
+	targets    *v1alpha1.AutoscalingStatus // the autoscaler's targets the plan is computed with
 	plan       v1alpha1.Plan
 	planned    bool   // plan is valid enough to apply
 	esPassword string // the job's Elasticsearch password (credentialsStep)
-	// emptyBrokers: the broker to empty before the pool goes from two brokers to one (stepBrokers)
+	// emptyBrokers: the broker to empty before the pool goes from two brokers to one (plan.Compute)
 	emptyBrokers []int32
 	desired      []*unstructured.Unstructured
 	failures     []*childError // children the API server refused to apply or delete

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -81,24 +81,20 @@ func (r *PipelineReconciler) observe(ctx context.Context, p *v1alpha1.AnalyticsP
 	return obs, nil
 }
 
-// autoscaleStep: the autoscaler's targets act as overrides on the spec, so that the plan stays
-// the one path from spec to children.
+// autoscaleStep: the autoscaler's targets, which the plan applied is computed with.
 func (r *PipelineReconciler) autoscaleStep(ctx context.Context, s *scope) error {
-	s.effective = r.autoscale(s.pipeline, s.conds)
+	s.targets = r.autoscale(s.pipeline, s.conds)
 	return nil
 }
 
-// planStep computes the plan and sets PlanValid. An invalid spec is not retried: the next
-// change to the pipeline or its tiers triggers the next attempt. What already runs bounds the
-// plan (kafka_scaling.go): the KRaft quorum stays the one the cluster was created with, brokers
-// leave one at a time through the autoscaler's safety gate, and partitions never shrink: Kafka
-// cannot remove them.
+// planStep computes the plan to apply and sets PlanValid. An invalid spec is not retried: the
+// next change to the pipeline or its tiers triggers the next attempt. What already runs bounds
+// the plan (plan.Compute, from what kafka_scaling.go observes): the KRaft quorum stays the one
+// the cluster was created with, brokers leave one at a time through the autoscaler's safety
+// gate, and partitions never shrink: Kafka cannot remove them.
 func (r *PipelineReconciler) planStep(ctx context.Context, s *scope) error {
-	list := namedTiers(s)
-	// The topic's partitions, which Kafka cannot remove: the plan is made for them.
-	run := plan.Running{KafkaControllers: runningQuorum(s.observed, s.pipeline), Partitions: keptPartitions(s.observed, s.pipeline)}
-	planned, err := plan.ComputeRunning(s.effective, list, run)
-	s.plan = planned
+	res, err := plan.Compute(s.pipeline, namedTiers(s), r.observedCluster(ctx, s))
+	s.plan = res.Plan
 	switch {
 	case plan.IsMissingTier(err):
 		s.conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonTierNotFound,
@@ -118,39 +114,20 @@ func (r *PipelineReconciler) planStep(ctx context.Context, s *scope) error {
 		return nil
 	}
 	s.planned = true
-	var notes []string
-	if step, note := r.stepBrokers(ctx, s, planned.Brokers); step != planned.Brokers {
-		// The step's own plan: every figure (traffic per broker, volumes, stages) for the
-		// brokers that run during it. It plans like the spec, which just planned.
-		if stepped, err := plan.ComputeRunning(withBrokers(s.effective, step), list, run); err == nil {
-			planned, s.plan = stepped, stepped
-		}
-		notes = append(notes, note)
-	}
-	setDurabilityCondition(s.conds, s.effective.Spec.Kafka, planned)
-	quorum := quorumNote(run, planned)
-	r.announceQuorum(s, quorum)
-	if quorum != "" {
-		notes = append(notes, quorum)
-	}
+	s.emptyBrokers = res.EmptyBrokers
+	planned := res.Plan
+	setDurabilityCondition(s.conds, s.pipeline.Spec.Kafka, planned)
+	r.announceQuorum(s, res.Notes.Quorum)
 	msg := fmt.Sprintf("%d brokers, %d executors, %d data nodes; bottleneck %s", planned.Brokers,
 		planned.Executors, planned.ElasticsearchDataNodes, planned.Bottleneck)
-	if run.Partitions > 0 && planned.Partitions == run.Partitions {
-		// What a new topic would get, to say so when the topic has more (planned only when the
-		// plan kept the topic's count: a plan that grows the topic needs no note).
-		if fresh, err := plan.ComputeRunning(s.effective, list, plan.Running{KafkaControllers: run.KafkaControllers}); err == nil &&
-			fresh.Partitions < planned.Partitions {
-			notes = append(notes, fmt.Sprintf("the topic keeps its %d partitions although the plan would choose %d: Kafka cannot remove partitions",
-				planned.Partitions, fresh.Partitions))
-		}
-	}
-	if len(notes) > 0 {
-		msg += "; " + strings.Join(notes, "; ")
+	notes := res.Notes.String()
+	if notes != "" {
+		msg += "; " + notes
 	}
 	if why := unsatisfied(planned); why != "" {
 		why += " (applied at the spec's bounds)"
-		if len(notes) > 0 {
-			why += "; " + strings.Join(notes, "; ")
+		if notes != "" {
+			why += "; " + notes
 		}
 		s.conds.set(v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonCapacityExceeded, why)
 		return nil
@@ -188,17 +165,19 @@ func (r *PipelineReconciler) applyChildren(ctx context.Context, s *scope) error 
 	}
 	sc := pipelineScope(client.ObjectKeyFromObject(s.pipeline))
 	wanted := map[ssa.Key]bool{}
-	for _, obj := range s.desired {
+	// The applies of a wave go at once (apply_waves.go); the results are taken in s.desired's
+	// order, so that failures are recorded as a reconcile one after another recorded them.
+	results := applyAll(ctx, r.Applier, sc, s.desired, func(k ssa.Key) *unstructured.Unstructured { return s.observed[k] })
+	for i, obj := range s.desired {
 		key := ssa.KeyOf(obj)
 		wanted[key] = true
-		live, err := r.Applier.Apply(ctx, sc, obj, s.observed[key])
-		if err != nil {
+		if err := results[i].err; err != nil {
 			s.failures = append(s.failures, &childError{gvk: obj.GroupVersionKind(), err: err})
 			continue
 		}
 		// The status is computed from the children as the server now has them: the cache may
 		// not have seen this apply yet, and a status from it would be rewritten a moment later.
-		s.observed[key] = live
+		s.observed[key] = results[i].live
 	}
 	for _, key := range sortedKeys(s.observed) {
 		if wanted[key] {
@@ -243,10 +222,11 @@ func (r *PipelineReconciler) reportChildren(_ context.Context, s *scope) error {
 	return nil
 }
 
-// namedTiers are the existing tiers the effective pipeline names, in name order.
+// namedTiers are the existing tiers the pipeline names, in name order (the autoscaler's targets
+// change no tier).
 func namedTiers(s *scope) []v1alpha1.StorageTier {
 	list := make([]v1alpha1.StorageTier, 0, len(s.tiers))
-	for _, name := range tierNames(s.effective) {
+	for _, name := range tierNames(s.pipeline) {
 		if t, ok := s.tiers[name]; ok {
 			list = append(list, *t)
 		}

@@ -182,7 +182,7 @@ func TestPipelineLifecycle(t *testing.T) {
 		}
 		fixed := p.DeepCopy()
 		fixed.Spec.Kafka.Topic.Partitions = int32(grown)
-		want, err := plan.Compute(fixed, tiers.Items)
+		want, err := plan.Fresh(fixed, tiers.Items)
 		if err != nil {
 			t.Fatal(err)
 		}

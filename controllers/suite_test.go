@@ -55,6 +55,7 @@ func startOperator(t testing.TB, opts ...controlplane.Option) *operator {
 // startOperatorWith is startOperator with options for the controllers (a fake metrics source).
 func startOperatorWith(t testing.TB, setup []controllers.Option, opts ...controlplane.Option) *operator {
 	t.Helper()
+	skipUnderShort(t)
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(testWriter{t})))
 	env, c := testutil.ControlPlane(t, opts...)
 	o := &operator{env: env, c: c, writes: &atomic.Int64{}, setup: setup}

@@ -533,6 +533,7 @@ func TestTierRBAC(t *testing.T) {
 // tierControlPlane starts a control plane without a manager: the test runs its own.
 func tierControlPlane(t *testing.T) *operator {
 	t.Helper()
+	skipUnderShort(t)
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(testWriter{t})))
 	env, c := testutil.ControlPlane(t)
 	return &operator{env: env, c: c}

@@ -99,7 +99,7 @@ func raisedWorkload(tiers []*unstructured.Unstructured, pipeline *unstructured.U
 		}
 		ts = append(ts, t)
 	}
-	now, err := plan.Compute(&p, ts)
+	now, err := plan.Fresh(&p, ts)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -107,7 +107,7 @@ func raisedWorkload(tiers []*unstructured.Unstructured, pipeline *unstructured.U
 	for step := int64(1); step <= 20; step++ {
 		q := p.DeepCopy()
 		q.Spec.Workload.MessagesPerSecond = base + base*step/10
-		more, err := plan.Compute(q, ts)
+		more, err := plan.Fresh(q, ts)
 		if err != nil {
 			return 0, 0, 0, err
 		}
@@ -204,7 +204,7 @@ func checkKindPlan(t *testing.T, tiers []*unstructured.Unstructured, pipeline *u
 	for _, mps := range []int64{p.Spec.Workload.MessagesPerSecond, raised} {
 		q := p.DeepCopy()
 		q.Spec.Workload.MessagesPerSecond = mps
-		pl, err := plan.Compute(q, ts)
+		pl, err := plan.Fresh(q, ts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,5 +1,5 @@
-// Command manager runs the Strata operator: the AnalyticsPipeline and StorageTier controllers,
-// with leader election, health probes and an authenticated metrics endpoint.
+// Command manager runs the Strata operator: the AnalyticsPipeline, StorageTier and autoscaling
+// controllers, with leader election, health probes and an authenticated metrics endpoint.
 package main
 
 import (

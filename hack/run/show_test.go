@@ -14,7 +14,7 @@ import (
 // RoleBinding by the ClusterRole it binds.
 func TestChildKindsListsEveryChild(t *testing.T) {
 	p := gen.Pipeline(gen.SetProducers(2))
-	pl, err := plan.Compute(p, gen.APITiers())
+	pl, err := plan.Fresh(p, gen.APITiers())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,20 +161,3 @@ func RebalanceStates(rb *unstructured.Unstructured) []string {
 func SafetyUnknown(why string) BrokerSafety {
 	return BrokerSafety{Reason: "SafetyUnknown", Message: why}
 }
-
-// BrokerStep is the broker count to apply now when the pool runs live brokers and the plan wants
-// planned: the plan itself when it wants as many or more (Strimzi adds brokers at once and
-// rebalances onto them), else one broker fewer than live, and only when safety lets brokers
-// leave; held says why not. A spec edit lowering the brokers takes this path like the
-// autoscaler's own scale-downs: each broker's partitions are moved off by Strimzi's
-// remove-brokers rebalance, and several brokers dropped at once could take every replica of a
-// partition with them.
-func BrokerStep(live, planned int32, safety BrokerSafety) (step int32, held string) {
-	switch {
-	case planned >= live:
-		return planned, ""
-	case safety.Reason != "":
-		return live, safety.Reason + ": " + safety.Message
-	}
-	return live - 1, ""
-}

@@ -1,7 +1,6 @@
 package autoscale
 
 import (
-	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -47,35 +46,6 @@ func TestStrimziSafety(t *testing.T) {
 	for _, tc := range cases {
 		if got := StrimziSafety(tc.kafka, tc.pool, tc.rebalances); got.Reason != tc.want {
 			t.Errorf("%s: %+v, want reason %q", tc.name, got, tc.want)
-		}
-	}
-}
-
-// TestBrokerStep: growth is applied at once; a drop goes one broker at a time, and not at all
-// while Strimzi reports a scale-down or rebalance under way.
-func TestBrokerStep(t *testing.T) {
-	busy := BrokerSafety{Reason: "ScaleDownInProgress", Message: "KafkaNodePool sensors-broker still runs 6 brokers for 5 replicas"}
-	cases := []struct {
-		live, planned int32
-		safety        BrokerSafety
-		want          int32
-		held          bool
-	}{
-		{live: 3, planned: 3, want: 3},
-		{live: 3, planned: 6, want: 6},
-		{live: 3, planned: 6, safety: busy, want: 6},
-		{live: 6, planned: 3, want: 5},
-		{live: 6, planned: 5, want: 5},
-		{live: 2, planned: 1, want: 1},
-		{live: 6, planned: 3, safety: busy, want: 6, held: true},
-	}
-	for _, c := range cases {
-		got, held := BrokerStep(c.live, c.planned, c.safety)
-		if got != c.want || (held != "") != c.held {
-			t.Errorf("BrokerStep(%d -> %d, %q) = %d, %q; want %d, held %v", c.live, c.planned, c.safety.Reason, got, held, c.want, c.held)
-		}
-		if c.held && !strings.Contains(held, c.safety.Message) {
-			t.Errorf("held %q does not say why (%q)", held, c.safety.Message)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,6 +194,14 @@ func settled(ctx context.Context, h *upstream.Cluster, p *v1alpha1.AnalyticsPipe
 	}
 	if want := int64(got.Status.Plan.Brokers); replicas != want || int64(len(ids)) != want {
 		return fmt.Errorf("broker pool at %d replicas, %d nodes; the plan wants %d", replicas, len(ids), want)
+	}
+	// A scale-down's intermediate step is not where the step settles: the pool and the plan
+	// agree on it for the moment between Strimzi reporting the broker gone and the reconcile
+	// that takes the next step (PlanValid says so). Taken as settled, the run without kills
+	// snapshots 3 brokers where the killed one, whose restarts reconcile at once, has 2.
+	if c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionPlanValid); c != nil &&
+		strings.Contains(c.Message, "brokers step down one at a time") {
+		return fmt.Errorf("a broker step is under way: %s", c.Message)
 	}
 	return nil
 }

@@ -15,8 +15,8 @@ import (
 )
 
 // Brokers leave one at a time, each only once Strimzi reports the previous one gone
-// (autoscale.BrokerStep: a pool whose status.nodeIds outnumber its spec.replicas holds the next
-// step back). No Strimzi runs in this test (CI has no build of it), so playPools plays the part
+// (plan.Compute's broker step: a pool whose status.nodeIds outnumber its spec.replicas holds
+// the next step back). No Strimzi runs in this test (CI has no build of it), so playPools plays the part
 // of it those steps wait on, the same in both runs: a KafkaNodePool's status.nodeIds follow its
 // spec.replicas one node a tick, as Strimzi adds or removes one pod after another, keeping the
 // lowest IDs (Strimzi 1.2.0 removes the highest node IDs first and gives new brokers the lowest

@@ -60,8 +60,8 @@ type wipeKey struct{ volume, claim string }
 //   - a volume released by a claim is freed (claimRef removed, or Available) only after a
 //     cleanup pod for that claim succeeded;
 //   - a node pool never asks for more than one node fewer than Strimzi reports it runs: brokers
-//     leave one at a time, each once the previous one is gone (autoscale.BrokerStep), and two at
-//     once could take every replica of a partition with them;
+//     leave one at a time, each once the previous one is gone (plan.Compute's broker step),
+//     and two at once could take every replica of a partition with them;
 //   - a Kafka cluster never runs (exists unpaused) with a cluster ID other than the one recorded
 //     on claims of its name that exist: Strimzi would format nothing, but its brokers would refuse
 //     the old volumes, or worse, a new ID would be written over the recorded one.

@@ -129,7 +129,7 @@ Exit status: 0 with a plan (even one that names a bottleneck), 1 on invalid inpu
 // computePlan plans the input as the operator plans a pipeline that runs nothing yet, and on
 // failure says why on stderr (with a hint for a missing tier) and returns false.
 func computePlan(name string, input *input, stderr io.Writer) (v1alpha1.Plan, bool) {
-	p, err := plan.Compute(input.pipeline, input.tiers)
+	p, err := plan.Fresh(input.pipeline, input.tiers)
 	if err != nil {
 		fmt.Fprintf(stderr, "strata %s: %s: %v\n", name, input.pipelineSource, err)
 		var missing *plan.MissingTierError

@@ -23,7 +23,7 @@ func FuzzLoad(f *testing.F) {
 			}
 			return
 		}
-		if _, err := plan.Compute(in.pipeline, in.tiers); err != nil {
+		if _, err := plan.Fresh(in.pipeline, in.tiers); err != nil {
 			var fe *plan.FieldError
 			var missing *plan.MissingTierError
 			if !errors.As(err, &fe) && !errors.As(err, &missing) {

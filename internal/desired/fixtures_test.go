@@ -27,36 +27,36 @@ type testCase struct {
 // fixture is what a case starts from: the pipeline and what its cluster already runs.
 type fixture struct {
 	pipeline *v1alpha1.AnalyticsPipeline
-	// run is the KRaft quorum the cluster was created with, which the controller reads from the
-	// running controller pool and passes to the planner (plan.Running).
-	run plan.Running
-	// step is the brokers of a scale-down's step (0: none): the controller plans it with exactly
-	// that many brokers (controllers/kafka_scaling.go, withBrokers) while the spec wants fewer.
-	step int32
-	// emptyBrokers is set by hand, as the controller sets it from the broker pool's status: the
-	// broker a remove-brokers KafkaRebalance empties before the pool goes from two brokers to one.
-	emptyBrokers []int32
+	// obs is what the controller reads from the running cluster and passes to the planner
+	// (plan.Observed): the KRaft quorum it was created with, the broker pool a scale-down steps.
+	obs plan.Observed
 }
 
-// planned is the plan the controller would build the case's objects from, or the planner's
-// refusal.
-func (f fixture) planned() (v1alpha1.Plan, error) {
-	p := f.pipeline
-	if f.step > 0 {
-		p = p.DeepCopy()
-		p.Spec.Kafka.Brokers.Min, p.Spec.Kafka.Brokers.Max = f.step, max(p.Spec.Kafka.Brokers.Max, f.step)
-	}
-	return plan.ComputeRunning(p, fixtureTiers(), f.run)
+// result is what the planner decides for the case: the plan the controller would build the
+// case's objects from, and the broker to empty; or the planner's refusal.
+func (f fixture) result() (plan.Result, error) {
+	return plan.Compute(f.pipeline, fixtureTiers(), f.obs)
 }
+
+// planned is result's plan.
+func (f fixture) planned() (v1alpha1.Plan, error) {
+	r, err := f.result()
+	return r.Plan, err
+}
+
+// step is the brokers of a scale-down's step (0: none): the pool runs that many while the
+// spec's own plan wants fewer.
+func (f fixture) step() int32 { return f.obs.Brokers.Replicas }
 
 // inputs is what the builders get; a case the planner refuses has nothing to build.
 func (f fixture) inputs(t testing.TB) Inputs {
 	t.Helper()
-	pl, err := f.planned()
+	r, err := f.result()
+	pl := r.Plan
 	if err != nil {
 		t.Fatalf("the planner refuses the fixture %s/%s: %v", f.pipeline.Namespace, f.pipeline.Name, err)
 	}
-	return Inputs{Pipeline: f.pipeline, Plan: pl, EmptyBrokers: f.emptyBrokers,
+	return Inputs{Pipeline: f.pipeline, Plan: pl, EmptyBrokers: r.EmptyBrokers,
 		// The password the controller would have generated once (a fixed one: golden files).
 		ElasticsearchPassword: goldenPassword,
 		// The tiers the plan was computed on, as the controller passes them.
@@ -129,8 +129,9 @@ func singleTierDeleteFixture() fixture { return fixture{pipeline: gen.GoldenSing
 // (the highest ID, which Strimzi removes first) runs before the pool is lowered.
 func lastBrokerEmptyingFixture() fixture {
 	f := lastBrokerLeavingFixture()
-	f.step = 2
-	f.emptyBrokers = []int32{4}
+	// The pool runs brokers 3 and 4 and nothing has emptied 4 yet: the planner keeps two
+	// brokers and names broker 4 to empty.
+	f.obs.Brokers = plan.BrokerPool{Replicas: 2, NodeIDs: []int32{3, 4}, Removal: BrokerRemovalName(f.pipeline)}
 	return f
 }
 
@@ -149,7 +150,7 @@ func lastBrokerLeavingFixture() fixture {
 	// partitions would plan 10, which the controller would raise to the topic's 21 after
 	// planning, keeping the retention planned for 10.
 	s.Kafka.Topic.Partitions = 21
-	f.run = plan.Running{KafkaControllers: 3}
+	f.obs.KafkaControllers = 3
 	return f
 }
 

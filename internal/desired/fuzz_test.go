@@ -62,7 +62,7 @@ func FuzzBuild(f *testing.F) {
 			t.Fatalf("an admitted pipeline does not decode: %v", err)
 		}
 		admitted.UID = p.UID
-		planned, err := plan.Compute(admitted, fuzzTiers())
+		planned, err := plan.Fresh(admitted, fuzzTiers())
 		if err != nil {
 			return // the planner refuses it (PlanValid=False): nothing is built
 		}

@@ -17,7 +17,7 @@ func TestControllerCountMatchesThePlan(t *testing.T) {
 		p.Spec.Kafka.Brokers = v1alpha1.Range{Min: brokers, Max: brokers}
 		p.Spec.Kafka.ReplicationFactor = min(brokers, 2)
 		p.Spec.Elasticsearch.Storage.Size = q("400Gi")
-		pl, err := plan.Compute(p, tiers)
+		pl, err := plan.Fresh(p, tiers)
 		if err != nil {
 			t.Fatal(err)
 		}

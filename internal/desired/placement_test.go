@@ -181,7 +181,8 @@ func TestLocalTierNodeAffinity(t *testing.T) {
 		f.pipeline.Spec.Kafka.Controllers = &v1alpha1.KafkaControllersSpec{Storage: v1alpha1.MetadataStorage{Tier: "nvme-local"}}
 		f.pipeline.Spec.Elasticsearch.Masters = &v1alpha1.ElasticsearchMastersSpec{Storage: v1alpha1.MetadataStorage{Tier: "nvme-local"}}
 		tiers := withSelector(fixtureTiers(), localTierSelector)
-		pl, err := plan.ComputeRunning(f.pipeline, tiers, f.run)
+		r, err := plan.Compute(f.pipeline, tiers, f.obs)
+		pl := r.Plan
 		if err != nil {
 			t.Fatalf("the planner refuses metadata on nvme-local: %v", err)
 		}

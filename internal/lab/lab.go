@@ -152,7 +152,7 @@ func Pipeline(o Options) (*v1alpha1.AnalyticsPipeline, error) {
 		gen.SetConditions(
 			metav1.Condition{Type: v1alpha1.ConditionPlanValid, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonPlanned},
 			metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Ready"}))
-	pl, err := plan.Compute(p, gen.APITiers())
+	pl, err := plan.Fresh(p, gen.APITiers())
 	if err != nil {
 		return nil, err
 	}

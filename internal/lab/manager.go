@@ -47,6 +47,9 @@ type Operator struct {
 	// CAFile and TokenFile are what Prometheus is given: the CA of the metrics certificate and
 	// the token of the monitoring ServiceAccount bound to the chart's metrics-reader ClusterRole.
 	CAFile, TokenFile string
+	// Env is added to the process's environment (NAME=value) from its next start: the
+	// benchmark's GOMEMLIMIT, for the operator alone and not the control plane's processes.
+	Env []string
 
 	chart     Chart
 	proc      *process
@@ -161,7 +164,11 @@ func (o *Operator) Restart(t testing.TB, extraArgs ...string) {
 	}
 	// The process belongs to the test that ran RunOperator, not to a subtest that restarts it:
 	// a subtest's end must not stop the operator the next one uses.
-	p, err := proc.Launch(o.dir, name, exec.Command(o.bin, append(slices.Clone(o.args), extraArgs...)...))
+	cmd := exec.Command(o.bin, append(slices.Clone(o.args), extraArgs...)...)
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
+	p, err := proc.Launch(o.dir, name, cmd)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func TestBandwidthModel(t *testing.T) {
 	for _, n := range modelBrokers() {
 		t.Run(fmt.Sprintf("%d brokers", n), func(t *testing.T) {
 			p := modelPipeline(n)
-			pl, err := plan.Compute(p, gen.APITiers())
+			pl, err := plan.Fresh(p, gen.APITiers())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,8 @@
 // Package metrics publishes the operator's own Prometheus metrics about each pipeline — its
 // plan, the capacity of every stage, the bottleneck, the storage placement and its cost, its
-// conditions — on controller-runtime's registry, which the manager serves on its metrics
-// endpoint next to controller-runtime's reconcile and work-queue metrics.
+// conditions — on controller-runtime's registry, where cmd/manager registers them (Register) and
+// which the manager serves on its metrics endpoint next to controller-runtime's reconcile and
+// work-queue metrics.
 //
 // The reconciler calls Observe after it planned a pipeline and Forget when the pipeline is gone:
 // every series carries the labels namespace and pipeline, and Forget removes them all. The
@@ -22,7 +23,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/resource"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
@@ -141,8 +141,18 @@ func Descriptions() []Description {
 	}
 }
 
-// New returns a Recorder whose metrics are registered on reg.
+// New returns a Recorder whose metrics are registered on reg (tests: a registry of their own).
 func New(reg prometheus.Registerer) *Recorder {
+	r := NewUnregistered()
+	if err := r.Register(reg); err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// NewUnregistered returns a Recorder whose metrics no registry serves yet: it records, and
+// Register puts it on a registry.
+func NewUnregistered() *Recorder {
 	r := &Recorder{byName: map[string]*family{}}
 	for _, d := range Descriptions() {
 		f := &family{
@@ -150,17 +160,31 @@ func New(reg prometheus.Registerer) *Recorder {
 			desc: d,
 			seen: map[pipelineKey]map[string][]string{},
 		}
-		reg.MustRegister(f.vec)
 		r.gauges = append(r.gauges, f)
 		r.byName[d.Name] = f
 	}
 	return r
 }
 
-// Default is the operator's Recorder, on controller-runtime's registry. cmd/manager has its
-// Forget remove the autoscaler's decisions of the pipeline too (ForgetAlso with
+// Register puts the Recorder's metrics on reg. It fails when reg already has one of them
+// (client_golang refuses a second registration of a name): a process registers once.
+func (r *Recorder) Register(reg prometheus.Registerer) error {
+	for _, f := range r.gauges {
+		if err := reg.Register(f.vec); err != nil {
+			return fmt.Errorf("registering %s: %w", f.desc.Name, err)
+		}
+	}
+	return nil
+}
+
+// Default is the operator's Recorder, which the controllers record on (Observe, Forget and
+// the Set functions below). No registry serves it until cmd/manager registers it on
+// controller-runtime's registry (registerMetrics), so importing this package registers nothing:
+// a test or a tool that imports it serves no strata_pipeline_* series it did not ask for, and
+// a test that reads them registers Default on a registry of its own. cmd/manager also has its
+// Forget remove the autoscaler's decisions of the pipeline (ForgetAlso with
 // strata_autoscaler_decisions_total, which internal/autoscale/prometheus defines).
-var Default = New(crmetrics.Registry)
+var Default = NewUnregistered()
 
 // Observe publishes p's plan, bounds and conditions on the Default recorder.
 func Observe(p *v1alpha1.AnalyticsPipeline) { Default.Observe(p) }

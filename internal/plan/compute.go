@@ -6,58 +6,47 @@ import (
 	"github.com/strata-dev/strata/api/v1alpha1"
 )
 
+// Fresh plans a pipeline nothing of which runs yet, with no autoscaler targets: Compute with
+// a zero Observed. It is what `strata plan`, the lab and the tests plan a spec with.
+func Fresh(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier) (v1alpha1.Plan, error) {
+	r, err := Compute(p, tiers, Observed{})
+	return r.Plan, err
+}
+
 // Compute plans a pipeline on the given tiers (the cluster's StorageTiers, or at least those the
-// pipeline names). It applies the API's defaults itself (see Defaults) and never modifies its
-// arguments.
+// pipeline names) for what runs and what the autoscaler decided (obs, observed.go): the plan to
+// apply now, the notes PlanValid gives about it and the broker to empty, if any. It is the one
+// place the applied counts are decided. It applies the API's defaults itself (see Defaults) and
+// never modifies its arguments.
 //
 // It returns a *FieldError when the input is invalid (something admission would reject, or a
 // memory split that leaves no room for the minimum heap) and a *MissingTierError when a named
 // tier is absent. A workload the spec's bounds cannot carry is not an error: the plan then uses
 // the largest counts allowed, names the bottleneck and says why in Plan.Unsatisfied, so that an
 // over-committed configuration can still be applied and observed.
-func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier) (v1alpha1.Plan, error) {
-	return ComputeRunning(p, tiers, Running{})
-}
-
-// Running is what already runs and a plan must keep; a zero field is chosen by the plan.
-type Running struct {
-	// KafkaControllers is the KRaft quorum the Kafka cluster was created with. Strimzi runs
-	// only static quorums: a controller pool is never scaled (strimzi-kafka-operator 1.2.0,
-	// documentation/assemblies/deploying/assembly-kraft-mode.adoc, "Limitations with static
-	// controller quorums"), so the quorum chosen at creation stays whatever the brokers become.
-	KafkaControllers int32
-	// Partitions is the partition count the topic has (0: no topic yet). Kafka cannot remove
-	// partitions, so the plan never has fewer, and every figure per partition is planned for
-	// the ones that exist: the brokers' shares and, above all, retention.bytes, which Kafka
-	// applies to each partition. Planned for the fewer a smaller spec or executor count would
-	// choose, the brokers would keep that many times more than their volumes hold (a topic
-	// grown to 60 partitions by executors scaled up, planned again for 20, three times).
-	Partitions int32
-}
-
-// ComputeRunning is Compute for a pipeline whose cluster already runs what run describes.
-func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, run Running) (v1alpha1.Plan, error) {
+func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, obs Observed) (Result, error) {
 	if p == nil {
-		return v1alpha1.Plan{}, fieldErr("spec", "no AnalyticsPipeline given")
+		return Result{}, fieldErr("spec", "no AnalyticsPipeline given")
 	}
 	if err := checkName(p.Name); err != nil {
-		return v1alpha1.Plan{}, err
+		return Result{}, err
 	}
-	p = Defaults(p)
+	p = Defaults(targeted(p, obs.Autoscaling))
 	s := &p.Spec
 	if err := validate(s); err != nil {
-		return v1alpha1.Plan{}, err
+		return Result{}, err
 	}
 	ts, err := resolveTiers(s, tiers)
 	if err != nil {
-		return v1alpha1.Plan{}, err
+		return Result{}, err
 	}
 	mem, err := splitMemory(s.Spark.Memory)
 	if err != nil {
-		return v1alpha1.Plan{}, err
+		return Result{}, err
 	}
 
 	var why reasons
+	var notes Notes // PlanValid's: what is applied now rather than what the spec alone gets
 	w := newWorkload(s)
 	link := newLinkRates(s.Network)
 	logTier := ts[s.Kafka.Storage.Tier]
@@ -74,9 +63,12 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 	disks := newShuffleDisks(s.Spark.Shuffle, ts, w)
 	executors := planExecutors(w, link, s.Spark, disks, &executorWhy)
 	cores := s.Spark.Executors.Cores
-	parts, brokers := partitionsAndBrokers(s.Kafka, executors.count, cores, run.Partitions, func(p int32, why *reasons) brokerPlan {
-		return planBrokers(w, link, s.Kafka, p, logTier, brokerCPUBytes(brokerPod), why)
-	}, &why)
+	partsFor := func(k v1alpha1.KafkaSpec, existing int32, why *reasons) (int32, brokerPlan) {
+		return partitionsAndBrokers(k, executors.count, cores, existing, func(p int32, why *reasons) brokerPlan {
+			return planBrokers(w, link, k, p, logTier, brokerCPUBytes(brokerPod), why)
+		}, why)
+	}
+	parts, brokers, emptyBrokers := kafkaCounts(s.Kafka, obs, partsFor, &why, &notes)
 	why = append(why, executorWhy...)
 	dataNodes := planDataNodes(w, s.Elasticsearch, perNode, &why)
 
@@ -104,12 +96,13 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 	// Storage problems are kept apart from throughput ones: the bottleneck names a stage.
 	var storeWhy reasons
 	quorum := KRaftQuorum(brokers.count)
-	if run.KafkaControllers > 0 {
-		quorum = run.KafkaControllers
+	if obs.KafkaControllers > 0 {
+		quorum = obs.KafkaControllers
 	}
+	notes.Quorum = quorumNote(obs.KafkaControllers, brokers.count)
 	meta, metaPlaced := metadataVolumes(s, ts, quorum)
 	if err := checkLocalClaims(append(ps[:len(ps):len(ps)], metaPlaced...), ts); err != nil {
-		return v1alpha1.Plan{}, err
+		return Result{}, err
 	}
 	nShards := shards(s.Elasticsearch, dataNodes)
 	ret := planRetention(s, w, ts, ps, retentionInputs{partitions: parts, shards: nShards,
@@ -117,7 +110,7 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 	local := localVolumes(append(ps[:len(ps):len(ps)], metaPlaced...), ts, &storeWhy)
 	storage := planStorage(ps, ts)
 
-	return v1alpha1.Plan{
+	return Result{Notes: notes, EmptyBrokers: emptyBrokers, Plan: v1alpha1.Plan{
 		Brokers:                       brokers.count,
 		ReplicationFactor:             s.Kafka.ReplicationFactor,
 		MinInSyncReplicas:             minInSyncReplicas(s.Kafka),
@@ -147,7 +140,7 @@ func ComputeRunning(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier,
 		Retention:                     ret,
 		MonthlyStorageCost:            storage.total.String(),
 		SingleTierMonthlyStorageCost:  storage.singleTier.String(),
-	}, nil
+	}}, nil
 }
 
 // Stage capacities and the bottleneck.

@@ -150,7 +150,7 @@ func TestInvalidInput(t *testing.T) {
 		t.Run(c.field, func(t *testing.T) {
 			in, tiers := gen.Pipeline(gen.SetProducers(2)), gen.APITiers()
 			c.edit(in, tiers)
-			_, err := plan.Compute(in, tiers)
+			_, err := plan.Fresh(in, tiers)
 			var fe *plan.FieldError
 			if !errors.As(err, &fe) {
 				t.Fatalf("err = %v, want a FieldError", err)
@@ -170,7 +170,7 @@ func TestInvalidInput(t *testing.T) {
 
 func TestMissingTier(t *testing.T) {
 	in := gen.Pipeline(gen.SetProducers(2))
-	_, err := plan.Compute(in, gen.APITiers()[:1]) // no hdd-st1
+	_, err := plan.Fresh(in, gen.APITiers()[:1]) // no hdd-st1
 	var missing *plan.MissingTierError
 	if !errors.As(err, &missing) {
 		t.Fatalf("err = %v, want a MissingTierError", err)
@@ -190,14 +190,14 @@ func TestMissingTier(t *testing.T) {
 func TestInvalidSpecWinsOverMissingTier(t *testing.T) {
 	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Workload.MessageBytes = 0
-	_, err := plan.Compute(in, nil)
+	_, err := plan.Fresh(in, nil)
 	if plan.IsMissingTier(err) {
 		t.Errorf("err = %v: an invalid spec stays invalid whatever tiers appear", err)
 	}
 }
 
 func TestNilPipeline(t *testing.T) {
-	if _, err := plan.Compute(nil, nil); err == nil {
+	if _, err := plan.Fresh(nil, nil); err == nil {
 		t.Error("want an error for a nil pipeline")
 	}
 }

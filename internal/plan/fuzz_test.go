@@ -64,7 +64,7 @@ func FuzzCompute(f *testing.F) {
 		tiers[0].Spec.WriteBytesPerSecond = quantity(logWrite)
 		tiers[1].Spec.MonthlyPricePerGiB = price
 
-		p, err := plan.Compute(in, tiers)
+		p, err := plan.Fresh(in, tiers)
 		if err != nil {
 			checkError(t, err)
 			return
@@ -109,7 +109,7 @@ func BenchmarkCompute(b *testing.B) {
 	in, tiers := gen.Pipeline(gen.SetProducers(2)), gen.APITiers()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := plan.Compute(in, tiers); err != nil {
+		if _, err := plan.Fresh(in, tiers); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -23,7 +23,7 @@ const defaultMasterNodes = 3
 
 // KRaftQuorum is the KRaft quorum a new cluster of that many brokers gets: three controllers
 // survive the loss of one; a single broker has no redundancy to protect. It is chosen once, when
-// the cluster is created (Running.KafkaControllers keeps it afterwards); the plan records it as
+// the cluster is created (Observed.KafkaControllers keeps it afterwards); the plan records it as
 // the KafkaController metadata volumes' replicas, which internal/desired.ControllerReplicas reads.
 func KRaftQuorum(brokers int32) int32 {
 	if brokers <= 1 {

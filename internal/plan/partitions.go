@@ -37,7 +37,7 @@ type brokersFrom func(partitions int32, why *reasons) brokerPlan
 // partitionsAndBrokers returns the topic's partition count and the brokers planned from it. A
 // fixed count (spec.kafka.topic.partitions) is the user's call and is kept as given, even when it
 // leaves cores idle or spreads unevenly (the CLI points both out). The partitions the topic has
-// (existing, 0: none) are the least there can be (Running.Partitions); when they are at least
+// (existing, 0: none) are the least there can be (Observed.Partitions); when they are at least
 // what the rule asks for, they are planned as they are: adding partitions only to spread them
 // evenly would move keys between partitions on every change of the broker count.
 func partitionsAndBrokers(k v1alpha1.KafkaSpec, executors, cores, existing int32, plan brokersFrom, why *reasons) (int32, brokerPlan) {

@@ -68,7 +68,7 @@ func TestPropertyAutomaticPartitionsSpreadEvenly(t *testing.T) {
 			e.Max = int32(v1alpha1.MaxAutoPartitions) / e.Cores
 			e.Min = max(1, e.Max-rng.Int31n(3))
 		}
-		p, err := plan.Compute(in, gen.APITiers())
+		p, err := plan.Fresh(in, gen.APITiers())
 		if err != nil {
 			t.Fatalf("valid pipeline %+v: %v", in.Spec, err)
 		}
@@ -127,7 +127,8 @@ func TestRunningPartitionsArePlannedAsTheyAre(t *testing.T) {
 		{"a topic with fewer: the rule's count", 12, fresh},
 		{"no topic yet", 0, fresh},
 	} {
-		got, err := plan.ComputeRunning(in, gen.APITiers(), plan.Running{Partitions: c.existing})
+		r, err := plan.Compute(in, gen.APITiers(), plan.Observed{Partitions: c.existing})
+		got := r.Plan
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -146,7 +147,7 @@ func TestRunningPartitionsArePlannedAsTheyAre(t *testing.T) {
 	// A spec fixing fewer than the topic has is planned for the topic's too.
 	fewer := in.DeepCopy()
 	fewer.Spec.Kafka.Topic.Partitions = 30
-	if got, err := plan.ComputeRunning(fewer, gen.APITiers(), plan.Running{Partitions: 60}); err != nil || got.Partitions != 60 {
-		t.Errorf("a fixed 30 on a topic of 60: %d partitions (%v), want 60", got.Partitions, err)
+	if got, err := plan.Compute(fewer, gen.APITiers(), plan.Observed{Partitions: 60}); err != nil || got.Plan.Partitions != 60 {
+		t.Errorf("a fixed 30 on a topic of 60: %d partitions (%v), want 60", got.Plan.Partitions, err)
 	}
 }

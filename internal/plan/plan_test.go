@@ -15,7 +15,7 @@ const mib = 1 << 20
 
 func mustCompute(t *testing.T, p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier) v1alpha1.Plan {
 	t.Helper()
-	out, err := plan.Compute(p, tiers)
+	out, err := plan.Fresh(p, tiers)
 	if err != nil {
 		t.Fatalf("Compute: %v", err)
 	}
@@ -252,7 +252,7 @@ func TestDesignMemory(t *testing.T) {
 func TestMemoryTooSmall(t *testing.T) {
 	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Spark.Memory.MinHeap = qp("12Gi")
-	_, err := plan.Compute(in, gen.APITiers())
+	_, err := plan.Fresh(in, gen.APITiers())
 	var fe *plan.FieldError
 	if !errors.As(err, &fe) || fe.Field != "spec.spark.memory.minHeap" {
 		t.Fatalf("err = %v, want a FieldError on spec.spark.memory.minHeap", err)

@@ -77,7 +77,7 @@ func TestPropertyPlansKeepTheirInvariants(t *testing.T) {
 	planned := 0
 	for i := 0; i < 3000; i++ {
 		in := randomPipeline(rng)
-		p, err := plan.Compute(in, gen.APITiers())
+		p, err := plan.Fresh(in, gen.APITiers())
 		if err != nil {
 			var fe *plan.FieldError
 			if !errors.As(err, &fe) || (fe.Field != "spec.spark.memory.minHeap" && fe.Field != "spec.spark.memory") {
@@ -188,6 +188,6 @@ func admissionHeapOf(m v1alpha1.MemorySpec) int64 {
 func computeMemory(m v1alpha1.MemorySpec) (v1alpha1.ExecutorMemory, error) {
 	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Spark.Memory = m
-	p, err := plan.Compute(in, gen.APITiers())
+	p, err := plan.Fresh(in, gen.APITiers())
 	return p.ExecutorMemory, err
 }

@@ -33,7 +33,7 @@ func TestMinInSyncReplicas(t *testing.T) {
 		p := gen.Pipeline(gen.SetProducers(2))
 		p.Spec.Kafka.ReplicationFactor = c.rf
 		p.Spec.Kafka.MinInSyncReplicas = c.explicit
-		got, err := plan.Compute(p, gen.APITiers())
+		got, err := plan.Fresh(p, gen.APITiers())
 		if err != nil {
 			t.Fatalf("rf %d, explicit %v: %v", c.rf, c.explicit, err)
 		}
@@ -62,7 +62,8 @@ func TestQuorumFixedAtCreation(t *testing.T) {
 		p := gen.Pipeline(gen.SetProducers(2))
 		p.Spec.Kafka.ReplicationFactor = 1
 		p.Spec.Kafka.Brokers = v1alpha1.Range{Min: c.brokers, Max: c.brokers}
-		got, err := plan.ComputeRunning(p, gen.APITiers(), plan.Running{KafkaControllers: c.running})
+		r, err := plan.Compute(p, gen.APITiers(), plan.Observed{KafkaControllers: c.running})
+		got := r.Plan
 		if err != nil {
 			t.Fatal(err)
 		}

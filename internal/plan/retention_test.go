@@ -37,7 +37,7 @@ func role(p v1alpha1.Plan, name string) v1alpha1.StoragePlacement {
 func TestClaimLargerThanLocalDiskIsInvalid(t *testing.T) {
 	in := gen.Pipeline(gen.SetProducers(2))
 	in.Spec.Elasticsearch.Storage.Size = q("500Gi")
-	_, err := plan.Compute(in, realTiers(100))
+	_, err := plan.Fresh(in, realTiers(100))
 	var fe *plan.FieldError
 	if !errors.As(err, &fe) || fe.Field != "spec.elasticsearch.storage.size" || !strings.Contains(fe.Detail, "400Gi") {
 		t.Fatalf("want a FieldError on spec.elasticsearch.storage.size naming 400Gi, got %v", err)
@@ -120,7 +120,7 @@ func TestPropertyRetainedDataFits(t *testing.T) {
 		in := randomPipeline(rng)
 		in.Spec.Elasticsearch.Storage.Size = *resource.NewQuantity(rng.Int63n(400<<30)+1<<30, resource.BinarySI)
 		in.Spec.Kafka.Storage.Size = *resource.NewQuantity(rng.Int63n(400<<30)+1<<30, resource.BinarySI)
-		p, err := plan.Compute(in, realTiers(1000))
+		p, err := plan.Fresh(in, realTiers(1000))
 		if err != nil {
 			continue // memory splits and claims larger than a disk are refused
 		}
@@ -189,7 +189,7 @@ func TestMetadataVolumesOffTheLocalDisks(t *testing.T) {
 	}
 	// A tier that does not exist is waited for, like the data tiers.
 	in.Spec.Elasticsearch.Masters = &v1alpha1.ElasticsearchMastersSpec{Storage: v1alpha1.MetadataStorage{Tier: "gone"}}
-	if _, err := plan.Compute(in, realTiers(100)); !plan.IsMissingTier(err) {
+	if _, err := plan.Fresh(in, realTiers(100)); !plan.IsMissingTier(err) {
 		t.Errorf("missing masters' tier: %v", err)
 	}
 }

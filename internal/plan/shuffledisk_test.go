@@ -262,7 +262,7 @@ func TestPropertyShuffleVolumesSustainTheirWrites(t *testing.T) {
 			d = *resource.NewQuantity((1+rng.Int63n(399))<<30, resource.BinarySI)
 			sh.DataSize = &d
 		}
-		p, err := plan.Compute(in, realTiers(1000))
+		p, err := plan.Fresh(in, realTiers(1000))
 		if err != nil {
 			continue // memory splits the planner refuses
 		}

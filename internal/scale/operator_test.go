@@ -49,7 +49,8 @@ type scenario struct {
 // holds 10,000 each of unrelated Secrets, ConfigMaps and Pods and 5,000 Nodes. Run with
 // -benchtime 1x (`make bench` does): one iteration is one whole scenario. STRATA_BENCH_PIPELINES,
 // STRATA_BENCH_UNRELATED and STRATA_BENCH_NODES change the sizes; the profiles go to
-// STRATA_BENCH_OUT (default: a directory under the system's temporary one, logged).
+// STRATA_BENCH_OUT (default: a directory under the system's temporary one, logged);
+// STRATA_BENCH_GOMEMLIMIT (e.g. 921MiB, what the chart's 1Gi limit sets) is the operator's.
 func BenchmarkOperator(b *testing.B) {
 	s := scenario{pipelines: envInt(b, "STRATA_BENCH_PIPELINES", 1000),
 		load:    unrelated{perKind: envInt(b, "STRATA_BENCH_UNRELATED", 10000), nodes: envInt(b, "STRATA_BENCH_NODES", 5000)},
@@ -160,6 +161,12 @@ func run(t testing.TB, s scenario) result {
 	// three minutes after its creation, in the middle of the creation being measured: off.
 	extra := []string{"--leader-elect=false", "--metrics-secure=false", "--pprof-bind-address=" + pprofAddr,
 		"--upstream-status-timeout=0"}
+	if limit := os.Getenv("STRATA_BENCH_GOMEMLIMIT"); limit != "" {
+		// The soft limit the manager sets itself under a container's memory limit
+		// (cmd/manager/memlimit.go; none here, the process runs in no cgroup of its own).
+		op.Env = append(op.Env, "GOMEMLIMIT="+limit)
+		t.Logf("the operator runs with GOMEMLIMIT=%s", limit)
+	}
 	op.Stop()
 	op.Restart(t, extra...)
 	scrape := Scraper{URL: "http://" + op.Address + "/metrics"}

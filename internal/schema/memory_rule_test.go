@@ -65,7 +65,7 @@ func TestMemoryRuleAgreesWithThePlanner(t *testing.T) {
 		if err := json.Unmarshal(raw, &p); err != nil {
 			t.Fatal(err)
 		}
-		_, planErr := plan.Compute(&p, tiers)
+		_, planErr := plan.Fresh(&p, tiers)
 		var fe *plan.FieldError
 		noRoom := errors.As(planErr, &fe) && fe.Field == "spec.spark.memory.minHeap"
 		if admitted == noRoom {

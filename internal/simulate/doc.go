@@ -5,8 +5,9 @@
 // autoscaler flaps.
 //
 // It is pure — no clock, no cluster, no randomness — and uses the operator's own code for every
-// decision: plan.Compute for each stage's capacity at the replicas running, autoscale.NewPolicy
-// and autoscale.Recommend for the decisions, autoscale.Apply for turning them into a plan. What
+// decision: plan.Fresh for each stage's capacity at the replicas running, autoscale.NewPolicy
+// and autoscale.Recommend for the decisions, plan.Compute (the decision as
+// plan.Observed.Autoscaling) for turning them into the plan to apply, as the operator does. What
 // it adds is a model of the pipeline between decisions: records queue up where a stage is
 // short of capacity, the signals the autoscaler reads are computed from those flows as
 // Prometheus' rate() and deriv() would show them, and changes take effect after the delays of

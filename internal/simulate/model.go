@@ -65,7 +65,7 @@ func (m *model) capacity(c counts, bytes int64) (capacity, error) {
 	if got, ok := m.cache[key]; ok {
 		return got, nil
 	}
-	pl, err := plan.Compute(m.fixed(c, bytes), m.tiers)
+	pl, err := plan.Fresh(m.fixed(c, bytes), m.tiers)
 	if err != nil {
 		return capacity{}, fmt.Errorf("planning %d brokers, %d executors, %d data nodes: %w",
 			c.Brokers, c.Executors, c.DataNodes, err)
@@ -97,5 +97,5 @@ func planFor(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, rate f
 	if bytes > 0 {
 		q.Spec.Workload.MessageBytes = bytes
 	}
-	return plan.Compute(q, tiers)
+	return plan.Fresh(q, tiers)
 }

@@ -38,7 +38,7 @@ func run(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, 
 		p.Spec.Autoscaling = &v1alpha1.AutoscalingSpec{}
 	}
 	p.Spec.Autoscaling.Enabled = true
-	if _, err := plan.Compute(p, tiers); err != nil {
+	if _, err := plan.Fresh(p, tiers); err != nil {
 		return nil, err
 	}
 	s := &sim{p: p, tiers: tiers, trace: tr, delays: delays, model: newModel(p, tiers), res: &Result{},
@@ -211,7 +211,7 @@ func (s *sim) existing() counts {
 // operator's Recommend, and the plan it leads to.
 func (s *sim) decide(now float64, c capacity) error {
 	at := epoch.Add(time.Duration(now) * time.Second)
-	base, err := plan.Compute(autoscale.Base(s.p, s.st), s.tiers)
+	base, err := plan.Fresh(autoscale.Base(s.p, s.st), s.tiers)
 	if err != nil {
 		return err
 	}
@@ -237,9 +237,13 @@ func (s *sim) decide(now float64, c capacity) error {
 			s.res.Decisions = append(s.res.Decisions, Decision{Seconds: now, AutoscalingDecision: ch})
 			s.count(now, ch)
 		}
-		if next, err = plan.Compute(autoscale.Apply(s.p, s.st), s.tiers); err != nil {
+		// The operator's own decision of the plan to apply, from the targets just decided (no
+		// broker pool is observed: the model's brokers change whole, see brokerChange).
+		r, err := plan.Compute(s.p, s.tiers, plan.Observed{Autoscaling: s.st})
+		if err != nil {
 			return err
 		}
+		next = r.Plan
 	}
 	from, to := countsOf(s.applied), countsOf(next)
 	s.applied = next

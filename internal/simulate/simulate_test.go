@@ -86,7 +86,7 @@ func TestGolden(t *testing.T) {
 // jumps every minute it is the autoscaler answering a real rise, which it must do at once.)
 func TestInvariants(t *testing.T) {
 	p, tiers := samplePipeline(t)
-	floor, err := plan.Compute(p, tiers)
+	floor, err := plan.Fresh(p, tiers)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,9 +26,10 @@ type applied struct {
 	scope           string
 	hash            string
 	resourceVersion string
-	// obj is what was applied: what another manager's change of a field is measured against
-	// (Changes), whatever Strata applies next.
-	obj *unstructured.Unstructured
+	// raw is what was applied, as JSON: what another manager's change of a field is measured
+	// against (Changes), whatever Strata applies next. Kept as the request's bytes, a fifth of
+	// the object decoded into maps (docs/performance.md).
+	raw []byte
 }
 
 // cache is a size-bounded LRU of applied objects with an index by scope, so that the entries of

@@ -37,7 +37,7 @@ func upToDate(live, want *unstructured.Unstructured, manager string) bool {
 // ownedFields is the set of fields manager owns on obj by apply (not by update, not on a
 // subresource), as its managedFields entry records them.
 func ownedFields(obj *unstructured.Unstructured, manager string) (*fieldpath.Set, bool) {
-	for _, e := range obj.GetManagedFields() {
+	for _, e := range ManagedFields(obj) {
 		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" || e.FieldsV1 == nil {
 			continue
 		}

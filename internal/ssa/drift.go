@@ -35,7 +35,7 @@ func Changes(live, want *unstructured.Unstructured, self string) []Change {
 	}
 	w := normalize(want.Object)
 	var out []Change
-	for _, e := range live.GetManagedFields() {
+	for _, e := range ManagedFields(live) {
 		if e.Manager == self || e.Subresource != "" || e.FieldsV1 == nil {
 			continue
 		}

@@ -13,9 +13,12 @@ import (
 type PipelineOption func(*v1alpha1.AnalyticsPipeline)
 
 // Pipeline is docs/api.md's example pipeline ("sensors" in "default": 10,000 records/s of 9,028
-// bytes from one producer over 1 Gbit/s links; Kafka, spill and Elasticsearch on nvme-local, the
-// final shuffle data on hdd-st1) without autoscaling, running the example's job of the user's own
-// (registry.example/sensor-job:1.0) rather than Strata's, changed by opts in order.
+// bytes over 1 Gbit/s links; Kafka, spill and Elasticsearch on nvme-local, the final shuffle data
+// on hdd-st1) without autoscaling, running the example's job of the user's own
+// (registry.example/sensor-job:1.0) rather than Strata's, changed by opts in order. It has one
+// producer where the example has two: one producer sends 90.28 MB/s, over the 90 MB/s planned
+// per link, so its plan's bottleneck is ProducerNetwork, which the plan tests build on;
+// SetProducers(2) gives the example's (bottleneck None, as docs/api.md shows).
 func Pipeline(opts ...PipelineOption) *v1alpha1.AnalyticsPipeline {
 	p := &v1alpha1.AnalyticsPipeline{
 		ObjectMeta: metav1.ObjectMeta{Name: "sensors", Namespace: "default"},
