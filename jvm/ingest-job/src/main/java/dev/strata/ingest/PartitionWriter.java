@@ -1,13 +1,14 @@
 package dev.strata.ingest;
 
 import co.elastic.clients.elasticsearch.ElasticsearchClient;
+import co.elastic.clients.elasticsearch._types.ElasticsearchException;
 import co.elastic.clients.elasticsearch._helpers.bulk.BulkIngester;
 import co.elastic.clients.elasticsearch._helpers.bulk.BulkListener;
 import co.elastic.clients.elasticsearch.core.BulkRequest;
 import co.elastic.clients.elasticsearch.core.BulkResponse;
 import co.elastic.clients.elasticsearch.core.bulk.BulkOperation;
 import co.elastic.clients.elasticsearch.core.bulk.BulkResponseItem;
-import co.elastic.clients.transport.BackoffPolicy;
+import co.elastic.clients.transport.TransportException;
 import co.elastic.clients.util.ContentType;
 import co.elastic.clients.util.BinaryData;
 import java.io.Serializable;
@@ -28,9 +29,9 @@ import org.apache.spark.sql.Row;
  * read once, as they stream from Kafka; nothing is collected to the driver but that summary.
  *
  * <p>A document Elasticsearch refuses for its content (status 400: a mapping conflict, say) becomes
- * a dead letter with Elasticsearch's reason. Any other failure (after the ingester's backoff on
- * 429s) fails the task, and Spark retries it: the ids are deterministic, so the retry overwrites
- * what the failed attempt wrote.
+ * a dead letter with Elasticsearch's reason. Any other failure (after Bulk's retries of what a
+ * full write queue refused) fails the task, and Spark retries it: the ids are deterministic, so
+ * the retry overwrites what the failed attempt wrote.
  */
 final class PartitionWriter implements FlatMapFunction<Iterator<Row>, PartitionWriter.Summary> {
   private static final long serialVersionUID = 1L;
@@ -129,47 +130,97 @@ final class PartitionWriter implements FlatMapFunction<Iterator<Row>, PartitionW
     return List.of(new Summary(documents, deadLetters, last)).iterator();
   }
 
-  /** One BulkIngester and what its bulk responses said. */
-  private static final class Bulk implements BulkListener<Pending> {
-    private final BulkIngester<Pending> ingester;
+  /**
+   * The partition's bulk requests and what their responses said. Operations a full write queue
+   * refused (429, for an item or for the whole request) are sent again after a wait, doubling
+   * from 0.1 s over 7 rounds (12.7 s in all); what is still refused then fails the task.
+   *
+   * <p>Not BulkIngester's own backoffPolicy: with it (elasticsearch-java 8.19.0) two bulks refused
+   * in a row, as a full queue answers them at once, can leave the ingester counting a request in
+   * flight that none is, and the task waits forever (PartitionWriterRetryTest hung so): the job
+   * stops committing without failing, as the lab's once did after a saturated search node. Each
+   * round here is a plain ingester, closed before the next one starts, on the path BulkIngester
+   * took before it had retries.
+   */
+  private static final class Bulk implements BulkListener<Bulk.Op> {
+    static final long FIRST_WAIT_MILLIS = 100;
+    static final int ROUNDS = 7;
+    static final int TOO_MANY_REQUESTS = 429;
+
+    /** An operation as sent, kept to be sent again. */
+    record Op(BulkOperation operation, Pending pending) {}
+
+    private final ElasticsearchClient es;
+    private final IngestConf conf;
+    private BulkIngester<Op> ingester;
     private final List<Pending> refused = new ArrayList<>();
     private final List<String> failures = new ArrayList<>();
+    private List<Op> throttled = new ArrayList<>();
+    private String lastThrottle;
 
     Bulk(ElasticsearchClient es, IngestConf conf) {
-      ingester = BulkIngester.of(b -> b.client(es)
+      this.es = es;
+      this.conf = conf;
+      ingester = open();
+    }
+
+    private BulkIngester<Op> open() {
+      return BulkIngester.of(b -> b.client(es)
           .maxOperations(conf.bulkActions())
           .maxSize(conf.bulkBytes())
           // One request in flight while the next is filled; more would only queue on the
           // data nodes' write thread pool.
           .maxConcurrentRequests(1)
-          // 429 (a full write queue): retried with backoff, about 10 s in all.
-          .backoffPolicy(BackoffPolicy.exponentialBackoff(100L, 7))
           .listener(this));
     }
 
     void add(String index, RecordConverter.Result res, Pending p) {
       byte[] body = res.source().getBytes(StandardCharsets.UTF_8);
-      ingester.add(BulkOperation.of(op -> op.index(i -> i.index(index).id(res.id())
-          .document(BinaryData.of(body, ContentType.APPLICATION_JSON)))), p);
+      BulkOperation op = BulkOperation.of(o -> o.index(i -> i.index(index).id(res.id())
+          .document(BinaryData.of(body, ContentType.APPLICATION_JSON))));
+      ingester.add(op, new Op(op, p));
     }
 
-    /** Flushes, waits, and returns the documents refused for their content; throws on failures. */
-    List<Pending> close() {
+    /**
+     * Flushes, sends what was refused with 429 again until it is taken or the rounds are over,
+     * and returns the documents refused for their content; throws on failures.
+     */
+    List<Pending> close() throws InterruptedException {
       ingester.close();
-      synchronized (this) {
-        if (!failures.isEmpty()) {
-          throw new IllegalStateException("bulk indexing failed (" + failures.size()
-              + " failures), first: " + failures.get(0));
+      long wait = FIRST_WAIT_MILLIS;
+      for (int round = 1; ; round++) {
+        List<Op> again;
+        synchronized (this) {
+          if (!failures.isEmpty()) {
+            throw new IllegalStateException("bulk indexing failed (" + failures.size()
+                + " failures), first: " + failures.get(0));
+          }
+          if (throttled.isEmpty()) {
+            return refused;
+          }
+          if (round > ROUNDS) {
+            throw new IllegalStateException("bulk indexing failed: " + throttled.size()
+                + " operations still refused (" + TOO_MANY_REQUESTS + ") after " + ROUNDS
+                + " retries, last: " + lastThrottle);
+          }
+          again = throttled;
+          throttled = new ArrayList<>();
         }
-        return refused;
+        Thread.sleep(wait);
+        wait *= 2;
+        ingester = open();
+        for (Op o : again) {
+          ingester.add(o.operation(), o);
+        }
+        ingester.close();
       }
     }
 
     @Override
-    public void beforeBulk(long id, BulkRequest request, List<Pending> contexts) {}
+    public void beforeBulk(long id, BulkRequest request, List<Op> contexts) {}
 
     @Override
-    public synchronized void afterBulk(long id, BulkRequest request, List<Pending> contexts,
+    public synchronized void afterBulk(long id, BulkRequest request, List<Op> contexts,
         BulkResponse response) {
       if (!response.errors()) {
         return;
@@ -180,10 +231,13 @@ final class PartitionWriter implements FlatMapFunction<Iterator<Row>, PartitionW
         if (item.error() == null) {
           continue;
         }
-        Pending p = contexts.get(i);
+        Op op = contexts.get(i);
         String reason = item.error().type() + ": " + item.error().reason();
-        if (item.status() == 400 && p.source() != null) {
-          refused.add(p.withReason(reason));
+        if (item.status() == TOO_MANY_REQUESTS) {
+          throttled.add(op);
+          lastThrottle = reason;
+        } else if (item.status() == 400 && op.pending().source() != null) {
+          refused.add(op.pending().withReason(reason));
         } else {
           failures.add(item.index() + "/" + item.id() + " (" + item.status() + ") " + reason);
         }
@@ -191,9 +245,27 @@ final class PartitionWriter implements FlatMapFunction<Iterator<Row>, PartitionW
     }
 
     @Override
-    public synchronized void afterBulk(long id, BulkRequest request, List<Pending> contexts,
+    public synchronized void afterBulk(long id, BulkRequest request, List<Op> contexts,
         Throwable failure) {
-      failures.add(String.valueOf(failure));
+      if (status(failure) == TOO_MANY_REQUESTS) {
+        throttled.addAll(contexts);
+        lastThrottle = String.valueOf(failure);
+      } else {
+        failures.add(String.valueOf(failure));
+      }
+    }
+
+    /** The HTTP status a failed request was answered with, or 0. */
+    private static int status(Throwable t) {
+      for (; t != null; t = t.getCause()) {
+        if (t instanceof ElasticsearchException e) {
+          return e.status();
+        }
+        if (t instanceof TransportException e) {
+          return e.statusCode();
+        }
+      }
+      return 0;
     }
   }
 }
