@@ -85,8 +85,9 @@ func NewState(p *v1alpha1.AnalyticsPipeline, applied v1alpha1.Plan, st *v1alpha1
 }
 
 // intakeRange is the range the default queries read the ingest and the brokers' received bytes
-// over: $range, four times the longer of the reading and scrape intervals. 0 when any of those
-// queries is overridden: an override's range is not known.
+// over: $range, four times the longer of the reading and scrape intervals (prometheus.Range,
+// which imports this package; a test there holds the two equal). 0 when any of those queries is
+// overridden: an override's range is not known.
 func intakeRange(spec *v1alpha1.AutoscalingSpec) time.Duration {
 	if spec != nil && spec.Queries != nil {
 		q := spec.Queries

@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/autoscale"
+	"github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/plan"
 )
 
@@ -113,7 +114,7 @@ type lastAction struct {
 
 func (s *sim) start() error {
 	s.interval = int(autoscale.Interval(s.p.Spec.Autoscaling) / time.Second)
-	s.rangeSec = 4 * s.interval // the $range of the default queries
+	s.rangeSec = int(prometheus.Range(s.p.Spec.Autoscaling) / time.Second) // the $range of the default queries
 	first := s.trace.Points[0]
 	// The pipeline starts sized for the first load (never under what its spec declares).
 	initial, err := planFor(s.p, s.tiers, math.Max(first.MessagesPerSecond, float64(s.p.Spec.Workload.MessagesPerSecond)), first.MessageBytes)
