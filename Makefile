@@ -208,3 +208,7 @@ upgrade-test: ## Upgrade from the previous release (hack/versions.env) on the up
 	$(TOOLS) upstream
 	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" STRATA_UPGRADE_TEST=1 \
 		$(GO) test -count=1 -timeout 45m -v -run TestUpgradeWithoutRestarts ./internal/upgrade/
+
+.PHONY: simulate-timeline
+simulate-timeline: ## Print the sample step's and flash spike's timelines around their change: where the time goes (docs/simulate.md).
+	$(GO) test -count=1 -run TestTimeline -v ./internal/simulate/ | grep -v '^\s*$$'

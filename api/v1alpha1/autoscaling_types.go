@@ -209,6 +209,24 @@ type AutoscalingStatus struct {
 	// +listMapKey=resource
 	// +kubebuilder:validation:MaxItems=4
 	Windows []AutoscalingWindow `json:"windows,omitempty"`
+	// readings are the intake's latest readings, oldest first: the ingest and the brokers'
+	// received bytes as the default queries read them (rates over $range). Against the readings
+	// of a steady intake before it, a rise tells what the intake carries since the rise, before
+	// the rate over the whole range shows it (see docs/autoscaling.md, "A step seen early").
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Readings []AutoscalingReading `json:"readings,omitempty"`
+}
+
+// AutoscalingReading is one reading of Kafka's intake.
+type AutoscalingReading struct {
+	// time is when the reading was taken.
+	Time metav1.Time `json:"time"`
+	// ingestRate is the records per second reaching Kafka, over $range.
+	IngestRate int64 `json:"ingestRate"`
+	// receiveBytes is the bytes per second the brokers received in all, over $range.
+	ReceiveBytes int64 `json:"receiveBytes"`
 }
 
 // AutoscalingDecision is one decision of the autoscaler.

@@ -59,6 +59,10 @@ type demand struct {
 	measured bool
 	// why says what capped the intake, for messages.
 	why string
+	// early: the intake was seen saturated in the newest interval after a rise from a steady
+	// intake, before the rate over the whole range shows it (rise.go); ingest is that
+	// interval's.
+	early bool
 }
 
 // intakeSaturatedShare is the share of a broker's usable link above which the busiest broker is
@@ -95,6 +99,23 @@ func (r *recommender) demand(cur State) demand {
 	carrying := max(cur.Brokers-max(r.pol.Safety.Joining, 0), 1)
 	busyRx, busyTx := cur.Placement.Busiest(rx, tx, carrying)
 	limit := intakeSaturatedShare * link
+	if busyRx < limit && busyTx < limit {
+		// Not saturated over the whole range: saturated since a rise from a steady intake?
+		// (rise.go). The newest interval's figures then stand for the reading's.
+		if newIngest, newRx, ok := r.rise(ingest, rx); ok {
+			f := newRx / rx
+			if b, _ := cur.Placement.Busiest(newRx, tx*f, carrying); b >= limit {
+				if b > link {
+					// A saturated link carries no more than itself: beyond it is the
+					// extrapolation's error (it multiplies a difference by R/i), which
+					// doubled would ask for a broker more.
+					newIngest, f, b = newIngest*link/b, f*link/b, link
+				}
+				d.early, d.ingest, d.rate, r.traffic = true, newIngest, newIngest, f
+				tx, rx, busyRx = tx*f, rx*f, b
+			}
+		}
+	}
 	switch {
 	case busyRx >= limit:
 		d.why = fmt.Sprintf("the busiest broker receives %s of a %s usable link", rate(busyRx), rate(link))
@@ -114,7 +135,7 @@ func (r *recommender) demand(cur State) demand {
 		// its window once per round trip, not once per acknowledgement); the demand is what the
 		// step asked for: what all the brokers applied carry at the target.
 		d.inFlight = true
-		d.rate = math.Max(ingest, r.carriedAtTarget(cur, d, tx, rx))
+		d.rate = math.Max(d.ingest, r.carriedAtTarget(cur, d, tx, rx))
 		return d
 	}
 	if r.flushing() {
@@ -135,7 +156,7 @@ func (r *recommender) demand(cur State) demand {
 		d.measured = true
 		return d
 	}
-	d.rate = ingest * r.saturatedFactor()
+	d.rate = d.ingest * r.saturatedFactor()
 	return d
 }
 
@@ -213,6 +234,10 @@ func (r *recommender) linkTraffic() (tx, rx float64, source string, ok bool) {
 		rx, okRx = r.value(KafkaBytesIn)
 		source = "Kafka"
 	}
+	if r.traffic > 0 {
+		// The newest interval's traffic, after a rise (demand.early).
+		tx, rx = tx*r.traffic, rx*r.traffic
+	}
 	return tx, rx, source, okTx && okRx
 }
 
@@ -261,6 +286,8 @@ func (d demand) describe() string {
 		s += fmt.Sprintf(" capped by Kafka (%s) after the brokers last added settled, so the demand is taken as the ingest", d.why)
 	case d.inFlight:
 		s += fmt.Sprintf(" capped by Kafka (%s) while brokers join, so the demand is taken as the %.0f they carry at the target", d.why, d.rate)
+	case d.capped && d.early:
+		s += fmt.Sprintf(" in the newest interval, after a rise from a steady intake, capped by Kafka (%s), so the demand is taken as %.0f", d.why, d.rate)
 	case d.capped:
 		s += fmt.Sprintf(" capped by Kafka (%s), so the demand is taken as %.0f", d.why, d.rate)
 	}

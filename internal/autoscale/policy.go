@@ -48,6 +48,7 @@ func NewPolicy(p *v1alpha1.AnalyticsPipeline, base v1alpha1.Plan, safety BrokerS
 	}
 	return Policy{
 		Interval:                 Interval(spec),
+		Range:                    intakeRange(spec),
 		Stabilization:            stabilization,
 		Cooldown:                 cooldown,
 		ScaleDownDelay:           delay,
@@ -81,4 +82,18 @@ func NewState(p *v1alpha1.AnalyticsPipeline, applied v1alpha1.Plan, st *v1alpha1
 		PerExecutor:      eff.MessagesPerSecondPerExecutor,
 		Status:           st,
 	}
+}
+
+// intakeRange is the range the default queries read the ingest and the brokers' received bytes
+// over: $range, four times the longer of the reading and scrape intervals (prometheus.Range,
+// which imports this package; a test there holds the two equal). 0 when any of those queries is
+// overridden: an override's range is not known.
+func intakeRange(spec *v1alpha1.AutoscalingSpec) time.Duration {
+	if spec != nil && spec.Queries != nil {
+		q := spec.Queries
+		if q.IngestRate != "" || q.BrokerReceiveBytes != "" || q.KafkaBytesIn != "" {
+			return 0
+		}
+	}
+	return 4 * max(Interval(spec), ScrapeInterval(spec))
 }

@@ -23,6 +23,10 @@ type Bounds struct {
 type Policy struct {
 	// Interval is the reading interval; samples older than two intervals are stale.
 	Interval time.Duration
+	// Range is the range the ingest and the brokers' received bytes are rates over (the
+	// default queries' $range); 0 when it is not known (the queries are overridden), which
+	// leaves a rise to be seen over the whole range (rise.go).
+	Range time.Duration
 	// Stabilization is how long a lower recommendation must hold before a scale-down.
 	Stabilization time.Duration
 	// ScaleDownDelay is how long after a scale-up the resource is not scaled down
@@ -107,8 +111,12 @@ func Recommend(cur State, obs Observations, pol Policy, now time.Time) Decision 
 	r := &recommender{obs: obs, pol: pol, now: now, st: &st}
 	var seen []string
 
-	// The demand first, then every stage sized on it (demand.go).
+	// The demand first, then every stage sized on it (demand.go); then this reading of the
+	// intake is kept for the next one's (rise.go).
+	ingest, okIngest := r.value(IngestRate)
+	_, rx, _, okLink := r.linkTraffic()
 	d := r.demand(cur)
+	r.recordIntake(ingest, rx, okIngest && okLink)
 	r.held = d.capped || pol.Safety.Joining > 0 || r.scaleUpPending()
 
 	// Brokers, from the busier direction of the brokers' links.
@@ -183,6 +191,9 @@ type recommender struct {
 	// brokers are joining and take no traffic until their partitions are moved), so no stage
 	// is scaled down on it.
 	held bool
+	// traffic, when > 0, scales the brokers' measured traffic to the newest interval's
+	// (demand.early, rise.go).
+	traffic float64
 }
 
 // maxAge is how old a sample may be: two intervals, so that one late scrape is no gap.

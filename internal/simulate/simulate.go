@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/autoscale"
+	"github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/plan"
 )
 
@@ -23,10 +24,20 @@ func Run(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, 
 	return run(p, tiers, tr, delays, nil, false)
 }
 
+// runWith is Run with a timeline hook (timeline.go).
+func runWith(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, delays Delays, timeline func(timelineRow)) (*Result, error) {
+	return runHooked(p, tiers, tr, delays, nil, false, timeline)
+}
+
 // run is Run with a source of under-replicated partitions (nil: none), which tests use to check
 // the autoscaler's safety gate, and the oracle in place of the autoscaler (Oracle).
 func run(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, delays Delays,
 	underReplicated func(seconds float64) float64, oracle bool) (*Result, error) {
+	return runHooked(p, tiers, tr, delays, underReplicated, oracle, nil)
+}
+
+func runHooked(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, delays Delays,
+	underReplicated func(seconds float64) float64, oracle bool, timeline func(timelineRow)) (*Result, error) {
 	if err := delays.Validate(); err != nil {
 		return nil, err
 	}
@@ -42,7 +53,7 @@ func run(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, 
 		return nil, err
 	}
 	s := &sim{p: p, tiers: tiers, trace: tr, delays: delays, model: newModel(p, tiers), res: &Result{},
-		underReplicated: underReplicated, settled: -1, oracle: oracle}
+		underReplicated: underReplicated, settled: -1, oracle: oracle, timeline: timeline}
 	if err := s.start(); err != nil {
 		return nil, err
 	}
@@ -82,6 +93,8 @@ type sim struct {
 	// oracle: the counts are the static plan for the load of the moment (oracle.go), not the
 	// autoscaler's.
 	oracle bool
+	// timeline, when set, is told each interval's state (timeline.go).
+	timeline func(timelineRow)
 }
 
 // change is a change of a resource's replicas on its way: it carries load from at on. A
@@ -101,7 +114,7 @@ type lastAction struct {
 
 func (s *sim) start() error {
 	s.interval = int(autoscale.Interval(s.p.Spec.Autoscaling) / time.Second)
-	s.rangeSec = 4 * s.interval // the $range of the default queries
+	s.rangeSec = int(prometheus.Range(s.p.Spec.Autoscaling) / time.Second) // the $range of the default queries
 	first := s.trace.Points[0]
 	// The pipeline starts sized for the first load (never under what its spec declares).
 	initial, err := planFor(s.p, s.tiers, math.Max(first.MessagesPerSecond, float64(s.p.Spec.Workload.MessagesPerSecond)), first.MessageBytes)
@@ -163,6 +176,9 @@ func (s *sim) run() error {
 			s.res.Series = append(s.res.Series, Step{Time: now, Demand: pt.MessagesPerSecond, Capacity: capNow,
 				Replicas: Replicas{Brokers: e.Brokers, Executors: e.Executors, DataNodes: e.DataNodes}})
 			s.res.Lag = append(s.res.Lag, waiting)
+			if s.timeline != nil {
+				s.timeline(s.row(now, pt.MessagesPerSecond, c, job, in))
+			}
 		}
 		if t > 0 && t%s.interval == 0 {
 			if err := s.decide(now, c); err != nil {

@@ -67,6 +67,18 @@ func ownScenarios() []scenario {
 		{name: "own/spike-5min", kind: kindSpike,
 			trace:    Trace{Points: []Point{{0, 9000, 0}, {3600, 15000, 0}, {3900, 9000, 0}, {7200, 9000, 0}}},
 			pipeline: declare(9000, v1alpha1.Range{Min: 2, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
+		// Added for the step seen early (autoscale's rise.go), on loads it was not made on: ×2
+		// steps at other base loads, one on three brokers, one between two readings (a quarter
+		// of a minute after one: the first reading after it sees half an interval of it).
+		{name: "own/step-x2", kind: kindStep, stepAt: 2700,
+			trace:    Trace{Points: []Point{{0, 7500, 0}, {2700, 15000, 0}, {7200, 15000, 0}}},
+			pipeline: declare(7500, v1alpha1.Range{Min: 2, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
+		{name: "own/step-x2-3brokers", kind: kindStep, stepAt: 2700,
+			trace:    Trace{Points: []Point{{0, 10000, 0}, {2700, 20000, 0}, {7200, 20000, 0}}},
+			pipeline: declare(10000, v1alpha1.Range{Min: 3, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
+		{name: "own/step-x2-offset", kind: kindStep, stepAt: 2715,
+			trace:    Trace{Points: []Point{{0, 7500, 0}, {2715, 15000, 0}, {7200, 15000, 0}}},
+			pipeline: declare(7500, v1alpha1.Range{Min: 2, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
 		{name: "own/noisy-flat-15", kind: kindFlat, trace: noisy(8000, 0.15, 4*3600, 3),
 			pipeline: declare(8000, v1alpha1.Range{Min: 2, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
 	}

@@ -94,6 +94,11 @@ func TestRangeCoversFourScrapes(t *testing.T) {
 		if got := Range(a); got != tc.want {
 			t.Errorf("interval %d s, scrape %d s: range %s, want %s", tc.interval, tc.scrape, got, tc.want)
 		}
+		// The autoscaler reads a rise against the same range (autoscale's rise.go).
+		p := gen.Pipeline(gen.SetAutoscaling(*a))
+		if got := autoscale.NewPolicy(p, v1alpha1.Plan{}, autoscale.BrokerSafety{}, true).Range; got != tc.want {
+			t.Errorf("interval %d s, scrape %d s: the policy's range %s, want %s", tc.interval, tc.scrape, got, tc.want)
+		}
 	}
 }
 
