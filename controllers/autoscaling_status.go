@@ -91,7 +91,7 @@ func verdictObject(p *v1alpha1.AnalyticsPipeline, st *v1alpha1.AutoscalingStatus
 // autoscalingWritten passes the pipeline updates the pipeline reconciler must act on after the
 // autoscaling controller wrote: new targets (counts, measured rate, memory split) to plan with,
 // or a new Autoscaling condition for the pipeline's metrics. A reading that changed only its
-// windows' times passes nothing.
+// windows' times or the intake's readings passes nothing.
 var autoscalingWritten = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		old, ok1 := e.ObjectOld.(*v1alpha1.AnalyticsPipeline)
@@ -121,13 +121,14 @@ var planAppeared = predicate.Funcs{
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
-// targets is what of status.autoscaling the plan uses (autoscale.Apply): not the windows.
+// targets is what of status.autoscaling the plan uses (plan.Observed.Autoscaling): not the
+// windows, the last decision's record or the intake's readings, which every reading rewrites.
 func targets(st *v1alpha1.AutoscalingStatus) *v1alpha1.AutoscalingStatus {
 	if st == nil {
 		return nil
 	}
 	t := st.DeepCopy()
-	t.Windows, t.LastDecision = nil, nil
+	t.Windows, t.LastDecision, t.Readings = nil, nil, nil
 	return t
 }
 
