@@ -121,10 +121,10 @@ func TestAutoscalerWithAFakeSource(t *testing.T) {
 		autoscale.UnderReplicatedPartitions: 0, autoscale.ElasticsearchIndexingRate: 1000})
 	waitFor(t, o.c, p, func() error {
 		if p.Status.Plan == nil || p.Status.Plan.Brokers != 5 {
-			return errorf("the plan is not at 5 brokers yet")
+			return fmt.Errorf("the plan is not at 5 brokers yet")
 		}
 		if got := brokerReplicas(t, o.c, p); got != 5 {
-			return errorf("broker pool has %d replicas, want 5", got)
+			return fmt.Errorf("broker pool has %d replicas, want 5", got)
 		}
 		return condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionTrue, v1alpha1.ReasonAutoscalingActive)
 	})

@@ -113,7 +113,7 @@ func TestBlackholedPrometheusStallsNoPipeline(t *testing.T) {
 	updateSpec(t, o.c, other, func() { other.Spec.Workload.MessagesPerSecond = 20000 })
 	waitPlanned(t, o.c, other, func() error {
 		if other.Status.Plan.Brokers != 5 {
-			return errorf("plan has %d brokers, want 5", other.Status.Plan.Brokers)
+			return fmt.Errorf("plan has %d brokers, want 5", other.Status.Plan.Brokers)
 		}
 		return nil
 	})
@@ -151,7 +151,7 @@ func TestBlackholedPrometheusStallsNoPipeline(t *testing.T) {
 	updateSpec(t, o.c, other, func() { other.Spec.Workload.MessagesPerSecond = 10000 })
 	waitPlanned(t, o.c, other, func() error {
 		if other.Status.Plan.Brokers == 5 {
-			return errorf("plan still has 5 brokers")
+			return fmt.Errorf("plan still has 5 brokers")
 		}
 		return nil
 	})

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
-	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/controllers/autoscaling"
 	"github.com/strata-dev/strata/internal/autoscale"
 )
 
@@ -40,7 +40,7 @@ func TestAutoscalerStatusIsItsOwn(t *testing.T) {
 	for _, m := range p.ManagedFields {
 		fields := string(m.FieldsV1.Raw)
 		switch {
-		case m.Manager == controllers.AutoscalingFieldOwner:
+		case m.Manager == autoscaling.AutoscalingFieldOwner:
 			if m.Subresource != "status" || m.Operation != metav1.ManagedFieldsOperationApply {
 				t.Errorf("the autoscaler's entry is %s on %q, want Apply on status", m.Operation, m.Subresource)
 			}

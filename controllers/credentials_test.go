@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestJobCredentials(t *testing.T) {
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
 	waitPlanned(t, o.c, p, func() error {
 		if esUserSecret(t, o, p) == nil {
-			return errorf("no Secret %s yet", desired.ElasticsearchUserSecretName(p))
+			return fmt.Errorf("no Secret %s yet", desired.ElasticsearchUserSecretName(p))
 		}
 		return nil
 	})
@@ -152,10 +153,10 @@ func TestJobCredentials(t *testing.T) {
 	waitFor(t, o.c, p, func() error {
 		s := esUserSecret(t, o, p)
 		if s == nil || s.UID == secret.UID {
-			return errorf("Secret not made again yet")
+			return fmt.Errorf("Secret not made again yet")
 		}
 		if pw := string(s.Data["password"]); len(pw) != desired.ESPasswordLength || pw == first {
-			return errorf("new Secret's password %q", pw)
+			return fmt.Errorf("new Secret's password %q", pw)
 		}
 		return nil
 	})

@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestDriverRunsAsThePipelinesServiceAccount(t *testing.T) {
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
 	waitPlanned(t, o.c, p, func() error {
 		if sa := driverAccount(t, o, p); sa != "sensors-spark" {
-			return errorf("driver runs as %q, want sensors-spark", sa)
+			return fmt.Errorf("driver runs as %q, want sensors-spark", sa)
 		}
 		return nil
 	})
@@ -51,7 +52,7 @@ func TestDriverRunsAsThePipelinesServiceAccount(t *testing.T) {
 	updateSpec(t, o.c, p, func() { p.Spec.Spark.ServiceAccountName = "job-runner" })
 	waitFor(t, o.c, p, func() error {
 		if p.Status.ObservedGeneration != p.Generation {
-			return errorf("generation %d not observed yet", p.Generation)
+			return fmt.Errorf("generation %d not observed yet", p.Generation)
 		}
 		return condition(p.Status.Conditions, v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec)
 	})
@@ -73,18 +74,18 @@ func TestUserServiceAccountWhenAllowed(t *testing.T) {
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
 	waitPlanned(t, o.c, p, func() error {
 		if child(t, o.c, desired.RoleBindingGVK, ns, "sensors-spark") == nil {
-			return errorf("no RoleBinding sensors-spark yet")
+			return fmt.Errorf("no RoleBinding sensors-spark yet")
 		}
 		return nil
 	})
 	updateSpec(t, o.c, p, func() { p.Spec.Spark.ServiceAccountName = "job-runner" })
 	waitPlanned(t, o.c, p, func() error {
 		if sa := driverAccount(t, o, p); sa != "job-runner" {
-			return errorf("driver runs as %q, want job-runner", sa)
+			return fmt.Errorf("driver runs as %q, want job-runner", sa)
 		}
 		if child(t, o.c, desired.ServiceAccountGVK, ns, "sensors-spark") != nil ||
 			child(t, o.c, desired.RoleBindingGVK, ns, "sensors-spark") != nil {
-			return errorf("the pipeline's own ServiceAccount or RoleBinding is still there")
+			return fmt.Errorf("the pipeline's own ServiceAccount or RoleBinding is still there")
 		}
 		return nil
 	})

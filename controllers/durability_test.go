@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -26,12 +27,12 @@ func TestKafkaDurability(t *testing.T) {
 			k := child(t, o.c, desired.KafkaGVK, ns, desired.KafkaName(p))
 			topic := child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p))
 			if k == nil || topic == nil {
-				return errorf("no Kafka or KafkaTopic yet")
+				return fmt.Errorf("no Kafka or KafkaTopic yet")
 			}
 			broker, _, _ := unstructured.NestedInt64(k.Object, "spec", "kafka", "config", "min.insync.replicas")
 			onTopic, _, _ := unstructured.NestedInt64(topic.Object, "spec", "config", "min.insync.replicas")
 			if broker != want || onTopic != want {
-				return errorf("min.insync.replicas %d on the brokers, %d on the topic; want %d", broker, onTopic, want)
+				return fmt.Errorf("min.insync.replicas %d on the brokers, %d on the topic; want %d", broker, onTopic, want)
 			}
 			return nil
 		}

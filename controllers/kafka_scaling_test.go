@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func setRunningBrokers(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipel
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		pool := child(t, c, desired.KafkaNodePoolGVK, p.Namespace, desired.BrokerPoolName(p))
 		if pool == nil {
-			return errorf("no broker pool")
+			return fmt.Errorf("no broker pool")
 		}
 		ids := make([]any, n)
 		for i := range ids {
@@ -43,7 +44,7 @@ func setRebalanceReady(t *testing.T, c client.Client, rb *unstructured.Unstructu
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		live := child(t, c, desired.KafkaRebalanceGVK, rb.GetNamespace(), rb.GetName())
 		if live == nil {
-			return errorf("KafkaRebalance %s is gone", rb.GetName())
+			return fmt.Errorf("KafkaRebalance %s is gone", rb.GetName())
 		}
 		conds := []any{map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T12:00:00Z"}}
 		if err := unstructured.SetNestedSlice(live.Object, conds, "status", "conditions"); err != nil {
@@ -67,10 +68,10 @@ func planNote(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, brok
 	t.Helper()
 	waitPlanned(t, c, p, func() error {
 		if got := brokerReplicas(t, c, p); got != brokers {
-			return errorf("broker pool has %d replicas, want %d", got, brokers)
+			return fmt.Errorf("broker pool has %d replicas, want %d", got, brokers)
 		}
 		if msg := meta(p, v1alpha1.ConditionPlanValid).Message; !strings.Contains(msg, note) {
-			return errorf("PlanValid %q does not say %q", msg, note)
+			return fmt.Errorf("PlanValid %q does not say %q", msg, note)
 		}
 		return nil
 	})
@@ -97,7 +98,7 @@ func TestBrokerScaleDownStepsAndQuorum(t *testing.T) {
 
 	waitPlanned(t, o.c, p, func() error {
 		if got := brokerReplicas(t, o.c, p); got != 3 {
-			return errorf("broker pool has %d replicas, want the sample's 3", got)
+			return fmt.Errorf("broker pool has %d replicas, want the sample's 3", got)
 		}
 		return nil
 	})
@@ -148,10 +149,10 @@ func TestBrokerScaleDownStepsAndQuorum(t *testing.T) {
 	planNote(t, o.c, p, 1, "keeps the 3 controller(s)")
 	waitFor(t, o.c, p, func() error {
 		if kafka, template := hasCruiseControl(t, o.c, p); kafka || template {
-			return errorf("Cruise Control still there (Kafka %v, template %v) with the pool at one broker", kafka, template)
+			return fmt.Errorf("Cruise Control still there (Kafka %v, template %v) with the pool at one broker", kafka, template)
 		}
 		if child(t, o.c, desired.KafkaRebalanceGVK, p.Namespace, desired.BrokerRemovalName(p)) != nil {
-			return errorf("the broker removal is still there")
+			return fmt.Errorf("the broker removal is still there")
 		}
 		return nil
 	})

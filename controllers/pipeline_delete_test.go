@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
-	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/controllers/pipeline"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -32,8 +33,8 @@ func TestPipelineDeleteTakesEveryElasticsearchClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, c, p, func() error {
-		if !sliceHas(p.Finalizers, controllers.DeleteFinalizer) || sliceHas(p.Finalizers, controllers.RetainFinalizer) {
-			return errorf("finalizers %v, want %s only", p.Finalizers, controllers.DeleteFinalizer)
+		if !sliceHas(p.Finalizers, pipeline.DeleteFinalizer) || sliceHas(p.Finalizers, pipeline.RetainFinalizer) {
+			return fmt.Errorf("finalizers %v, want %s only", p.Finalizers, pipeline.DeleteFinalizer)
 		}
 		return nil
 	})

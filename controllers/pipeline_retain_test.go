@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
-	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/controllers/pipeline"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -36,8 +36,8 @@ func TestPipelineRetain(t *testing.T) {
 
 	t.Run("the cluster ID is recorded", func(t *testing.T) {
 		waitFor(t, c, p, func() error {
-			if !sliceHas(p.Finalizers, controllers.RetainFinalizer) {
-				return errorf("finalizers %v", p.Finalizers)
+			if !sliceHas(p.Finalizers, pipeline.RetainFinalizer) {
+				return fmt.Errorf("finalizers %v", p.Finalizers)
 			}
 			return nil
 		})
@@ -50,7 +50,7 @@ func TestPipelineRetain(t *testing.T) {
 		}
 		waitFor(t, c, p, func() error {
 			if p.Status.KafkaClusterID != clusterID {
-				return errorf("status.kafkaClusterId %q", p.Status.KafkaClusterID)
+				return fmt.Errorf("status.kafkaClusterId %q", p.Status.KafkaClusterID)
 			}
 			return nil
 		})
@@ -85,7 +85,7 @@ func TestPipelineRetain(t *testing.T) {
 			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc); err != nil {
 				t.Fatal(err)
 			}
-			if got := pvc.Annotations[controllers.AnnotationKafkaClusterID]; got != clusterID {
+			if got := pvc.Annotations[pipeline.AnnotationKafkaClusterID]; got != clusterID {
 				t.Errorf("claim %s: cluster ID annotation %q, want %q", name, got, clusterID)
 			}
 		}
@@ -120,10 +120,10 @@ func TestPipelineRetain(t *testing.T) {
 		waitFor(t, c, kafka, func() error {
 			id, _, _ := unstructured.NestedString(kafka.Object, "status", "clusterId")
 			if id != clusterID {
-				return errorf("status.clusterId %q, want %q", id, clusterID)
+				return fmt.Errorf("status.clusterId %q, want %q", id, clusterID)
 			}
 			if v, ok := kafka.GetAnnotations()["strimzi.io/pause-reconciliation"]; ok {
-				return errorf("still paused (%q)", v)
+				return fmt.Errorf("still paused (%q)", v)
 			}
 			return nil
 		})
@@ -132,13 +132,13 @@ func TestPipelineRetain(t *testing.T) {
 		}
 		waitFor(t, c, again, func() error {
 			if again.Status.KafkaClusterID != clusterID {
-				return errorf("status.kafkaClusterId %q", again.Status.KafkaClusterID)
+				return fmt.Errorf("status.kafkaClusterId %q", again.Status.KafkaClusterID)
 			}
 			return nil
 		})
 		waitFor(t, c, checkpoint, func() error {
 			if owner := metav1.GetControllerOf(checkpoint); owner == nil || owner.UID != again.UID {
-				return errorf("checkpoint claim owner %+v, want the new pipeline", owner)
+				return fmt.Errorf("checkpoint claim owner %+v, want the new pipeline", owner)
 			}
 			return nil
 		})
@@ -153,7 +153,7 @@ func TestPipelineRetain(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, c, again, func() error {
-			if sliceHas(again.Finalizers, controllers.RetainFinalizer) {
+			if sliceHas(again.Finalizers, pipeline.RetainFinalizer) {
 				return fmt.Errorf("finalizers %v", again.Finalizers)
 			}
 			return nil

@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestUpstreamCRDsMissing(t *testing.T) {
 	waitFor(t, o.c, p, func() error {
 		for _, c := range []string{v1alpha1.ConditionKafkaReady, v1alpha1.ConditionSparkReady, v1alpha1.ConditionElasticsearchReady} {
 			if cond := meta(p, c); cond == nil || cond.Reason == v1alpha1.ReasonUpstreamCRDMissing {
-				return errorf("%s still reports the CRDs missing", c)
+				return fmt.Errorf("%s still reports the CRDs missing", c)
 			}
 		}
 		return nil
@@ -85,7 +86,7 @@ func TestTierRecovers(t *testing.T) {
 			return err
 		}
 		if !strings.Contains(meta(p, v1alpha1.ConditionStorageReady).Message, missing) {
-			return errorf("StorageReady does not name the missing tier")
+			return fmt.Errorf("StorageReady does not name the missing tier")
 		}
 		return nil
 	})
@@ -99,7 +100,7 @@ func TestTierRecovers(t *testing.T) {
 	}
 	waitFor(t, o.c, p, func() error {
 		if c := meta(p, v1alpha1.ConditionStorageReady); c == nil || c.Reason == v1alpha1.ReasonTierNotFound {
-			return errorf("StorageReady still says a tier is missing: %+v", c)
+			return fmt.Errorf("StorageReady still says a tier is missing: %+v", c)
 		}
 		return nil
 	})

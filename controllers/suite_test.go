@@ -186,5 +186,3 @@ func condition(conds []metav1.Condition, condType string, status metav1.Conditio
 func meta(p *v1alpha1.AnalyticsPipeline, condType string) *metav1.Condition {
 	return apimeta.FindStatusCondition(p.Status.Conditions, condType)
 }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

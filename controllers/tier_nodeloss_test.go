@@ -59,7 +59,7 @@ func TestTierNodeLoss(t *testing.T) {
 				return err
 			}
 			if got, want := fmt.Sprint(tier.Status.LostClaims), fmt.Sprintf("[%s/data-1 %s/data-2]", ns, ns); got != want {
-				return errorf("lostClaims %s, want %s", got, want)
+				return fmt.Errorf("lostClaims %s, want %s", got, want)
 			}
 			return nil
 		})
@@ -107,7 +107,7 @@ func TestPipelineNodeLoss(t *testing.T) {
 	tier := &v1alpha1.StorageTier{ObjectMeta: metav1.ObjectMeta{Name: tiers["nvme-local"]}}
 	waitFor(t, c, tier, func() error {
 		if tier.Status.PersistentVolumes == 0 {
-			return errorf("no volumes yet")
+			return fmt.Errorf("no volumes yet")
 		}
 		return nil
 	})
@@ -122,7 +122,7 @@ func TestPipelineNodeLoss(t *testing.T) {
 			return err
 		}
 		if msg := meta(p, v1alpha1.ConditionStorageReady).Message; !strings.Contains(msg, "data-0-sensors-broker-0 (tier "+tier.Name+")") {
-			return errorf("StorageReady message does not name the claim: %q", msg)
+			return fmt.Errorf("StorageReady message does not name the claim: %q", msg)
 		}
 		return nil
 	})

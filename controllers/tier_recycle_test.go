@@ -99,7 +99,7 @@ func TestTierRecycle(t *testing.T) {
 		}
 		waitFor(t, c, tier, func() error {
 			if msg := tierReady(tier).Message; !strings.Contains(msg, pvA) || !strings.Contains(msg, "failed 1 time(s)") {
-				return errorf("Ready message does not report the failure: %q", msg)
+				return fmt.Errorf("Ready message does not report the failure: %q", msg)
 			}
 			return nil
 		})
@@ -114,7 +114,7 @@ func TestTierRecycle(t *testing.T) {
 		pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pvA}}
 		waitFor(t, c, pv, func() error {
 			if pv.Spec.ClaimRef != nil {
-				return errorf("claimRef %+v", pv.Spec.ClaimRef)
+				return fmt.Errorf("claimRef %+v", pv.Spec.ClaimRef)
 			}
 			return nil
 		})
@@ -222,7 +222,7 @@ func recycleWaitPod(t *testing.T, c client.Client, ns, name string, not types.UI
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 	waitFor(t, c, pod, func() error {
 		if pod.UID == not || !pod.DeletionTimestamp.IsZero() {
-			return errorf("pod %s not (re)created yet", name)
+			return fmt.Errorf("pod %s not (re)created yet", name)
 		}
 		return nil
 	})
@@ -249,7 +249,7 @@ func recycleWaitCounts(t *testing.T, c client.Client, tier *v1alpha1.StorageTier
 	t.Helper()
 	waitFor(t, c, tier, func() error {
 		if s := tier.Status; s.ReleasedPersistentVolumes != released || s.RecyclingPersistentVolumes != recycling {
-			return errorf("released %d, recycling %d; want %d, %d", s.ReleasedPersistentVolumes, s.RecyclingPersistentVolumes, released, recycling)
+			return fmt.Errorf("released %d, recycling %d; want %d, %d", s.ReleasedPersistentVolumes, s.RecyclingPersistentVolumes, released, recycling)
 		}
 		return nil
 	})

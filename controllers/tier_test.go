@@ -26,6 +26,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
+	tierctl "github.com/strata-dev/strata/controllers/tier"
 	"github.com/strata-dev/strata/internal/controlplane"
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/testutil"
@@ -54,8 +55,8 @@ func TestTierLocal(t *testing.T) {
 		if !strings.Contains(tierReady(tier).Message, "2 node(s) × 2 path(s)") {
 			t.Errorf("Ready message: %q", tierReady(tier).Message)
 		}
-		if !sliceHas(tier.Finalizers, controllers.TierFinalizer) {
-			t.Errorf("finalizers %v, want %s", tier.Finalizers, controllers.TierFinalizer)
+		if !sliceHas(tier.Finalizers, tierctl.TierFinalizer) {
+			t.Errorf("finalizers %v, want %s", tier.Finalizers, tierctl.TierFinalizer)
 		}
 
 		sc := &storagev1.StorageClass{}
@@ -361,19 +362,19 @@ func tierWaitStatus(t *testing.T, c client.Client, tier *v1alpha1.StorageTier, v
 	waitFor(t, c, tier, func() error {
 		s := tier.Status
 		if s.ObservedGeneration != tier.Generation {
-			return errorf("observedGeneration %d, generation %d", s.ObservedGeneration, tier.Generation)
+			return fmt.Errorf("observedGeneration %d, generation %d", s.ObservedGeneration, tier.Generation)
 		}
 		if err := condition(s.Conditions, v1alpha1.ConditionReady, ready, reason); err != nil {
 			return err
 		}
 		if s.PersistentVolumes != volumes {
-			return errorf("persistentVolumes %d, want %d", s.PersistentVolumes, volumes)
+			return fmt.Errorf("persistentVolumes %d, want %d", s.PersistentVolumes, volumes)
 		}
 		switch {
 		case capacity == "" && s.Capacity != nil:
-			return errorf("capacity %s, want none", s.Capacity.String())
+			return fmt.Errorf("capacity %s, want none", s.Capacity.String())
 		case capacity != "" && (s.Capacity == nil || s.Capacity.Cmp(resource.MustParse(capacity)) != 0):
-			return errorf("capacity %v, want %s", s.Capacity, capacity)
+			return fmt.Errorf("capacity %v, want %s", s.Capacity, capacity)
 		}
 		return nil
 	})
@@ -479,7 +480,7 @@ func TestTierRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &controllers.TierReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("strata-tier"),
+	r := &tierctl.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("strata-tier"),
 		// The generated Role's namespace, where cleanup pods may be made.
 		Recycling: controllers.VolumeRecycling{Namespace: "strata-system", Backoff: time.Second}}
 	if err := r.SetupWithManager(mgrCtx, mgr); err != nil {
@@ -512,7 +513,7 @@ func TestTierRBAC(t *testing.T) {
 	freed := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: released}}
 	waitFor(t, c, freed, func() error {
 		if freed.Spec.ClaimRef != nil {
-			return errorf("claimRef %+v", freed.Spec.ClaimRef)
+			return fmt.Errorf("claimRef %+v", freed.Spec.ClaimRef)
 		}
 		return nil
 	})
