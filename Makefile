@@ -139,7 +139,7 @@ chaos-api: ## Restart kube-apiserver (drained, and killed after an etcd compacti
 .PHONY: bench
 bench: ## Run the benchmarks: the planner's, N pipelines in-process, and the operator's process at 1,000 pipelines (docs/performance.md).
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./internal/... | grep -v /internal/scale)
-	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" $(GO) test -run '^$$' -bench Scale -benchtime 1x -timeout 60m ./controllers/
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" $(GO) test -run '^$$' -bench Scale -benchtime 1x -timeout 60m ./controllers/pipeline/
 	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" $(GO) test -run '^$$' -bench Operator -benchtime 1x -timeout 90m ./internal/scale/
 
 .PHONY: simulate-bench

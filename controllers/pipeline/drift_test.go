@@ -1,4 +1,4 @@
-package controllers_test
+package pipeline_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/testutil"
 )
@@ -27,18 +28,18 @@ import (
 // until the spec changes, then says the children hold Strata's values, the label still left to
 // the human (True, LeftToManager).
 func TestChildrenModifiedByAnotherManager(t *testing.T) {
-	o := startOperator(t)
+	o := envtestutil.StartOperator(t)
 	ctx := context.Background()
-	ns, _ := o.createSamples(t)
+	ns, _ := o.CreateSamples(t)
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
 	eventually(t, "the pipeline applied, its children as applied", func() error {
-		if err := o.c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+		if err := o.C.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
 			return err
 		}
 		if p.Status.ObservedGeneration != p.Generation || p.Status.Plan == nil {
 			return fmt.Errorf("generation %d observed %d", p.Generation, p.Status.ObservedGeneration)
 		}
-		return condition(p.Status.Conditions, v1alpha1.ConditionChildrenAsApplied, metav1.ConditionTrue, v1alpha1.ReasonAsApplied)
+		return envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionChildrenAsApplied, metav1.ConditionTrue, v1alpha1.ReasonAsApplied)
 	})
 	brokers := p.Status.Plan.Brokers
 	pool := desired.BrokerPoolName(p)
@@ -48,7 +49,7 @@ func TestChildrenModifiedByAnotherManager(t *testing.T) {
 		u.SetGroupVersionKind(gvk)
 		u.SetNamespace(ns)
 		u.SetName(name)
-		if err := o.c.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner("kubectl-edit")); err != nil {
+		if err := o.C.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner("kubectl-edit")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -57,8 +58,8 @@ func TestChildrenModifiedByAnotherManager(t *testing.T) {
 		`{"metadata":{"labels":{"app.kubernetes.io/component":"search-by-hand"}}}`)
 
 	eventually(t, "the replicas taken back, the label left, both reported", func() error {
-		np := childObject(ctx, o.c, desired.KafkaNodePoolGVK, ns, pool)
-		es := childObject(ctx, o.c, desired.ElasticsearchGVK, ns, desired.ElasticsearchName(p))
+		np := childObject(ctx, o.C, desired.KafkaNodePoolGVK, ns, pool)
+		es := childObject(ctx, o.C, desired.ElasticsearchGVK, ns, desired.ElasticsearchName(p))
 		if np == nil || es == nil {
 			return fmt.Errorf("children missing")
 		}
@@ -68,13 +69,13 @@ func TestChildrenModifiedByAnotherManager(t *testing.T) {
 		if l := es.GetLabels()[desired.LabelComponent]; l != "search-by-hand" {
 			return fmt.Errorf("the Elasticsearch's component label %q: the human's value should stay", l)
 		}
-		if err := o.c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+		if err := o.C.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
 			return err
 		}
-		if err := condition(p.Status.Conditions, v1alpha1.ConditionChildrenAsApplied, metav1.ConditionFalse, v1alpha1.ReasonTakenBack); err != nil {
+		if err := envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionChildrenAsApplied, metav1.ConditionFalse, v1alpha1.ReasonTakenBack); err != nil {
 			return err
 		}
-		msg := meta(p, v1alpha1.ConditionChildrenAsApplied).Message
+		msg := envtestutil.Meta(p, v1alpha1.ConditionChildrenAsApplied).Message
 		// The label is named once the condition is recomputed (below): the replicas' reconcile
 		// may come before the label's edit, and TakenBack is kept as it was said.
 		if want := "KafkaNodePool " + pool + " .spec.replicas (by kubectl-edit)"; !strings.Contains(msg, want) {
@@ -84,7 +85,7 @@ func TestChildrenModifiedByAnotherManager(t *testing.T) {
 	})
 	eventually(t, "an event for the transition", func() error {
 		list := &eventsv1.EventList{}
-		if err := o.c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		if err := o.C.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return err
 		}
 		n := 0
@@ -103,26 +104,26 @@ func TestChildrenModifiedByAnotherManager(t *testing.T) {
 
 	// A new spec: the condition says what holds now, the label still the human's.
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"workload":{"messagesPerSecond":12000}}}`))
-	if err := o.c.Patch(ctx, &v1alpha1.AnalyticsPipeline{ObjectMeta: p.ObjectMeta}, patch); err != nil {
+	if err := o.C.Patch(ctx, &v1alpha1.AnalyticsPipeline{ObjectMeta: p.ObjectMeta}, patch); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "ChildrenAsApplied after the spec changed", func() error {
-		if err := o.c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+		if err := o.C.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
 			return err
 		}
 		if p.Status.ObservedGeneration != p.Generation {
 			return fmt.Errorf("generation %d observed %d", p.Generation, p.Status.ObservedGeneration)
 		}
-		if err := condition(p.Status.Conditions, v1alpha1.ConditionChildrenAsApplied, metav1.ConditionTrue, v1alpha1.ReasonLeftToManager); err != nil {
+		if err := envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionChildrenAsApplied, metav1.ConditionTrue, v1alpha1.ReasonLeftToManager); err != nil {
 			return err
 		}
-		msg := meta(p, v1alpha1.ConditionChildrenAsApplied).Message
+		msg := envtestutil.Meta(p, v1alpha1.ConditionChildrenAsApplied).Message
 		if want := "Elasticsearch " + desired.ElasticsearchName(p) + " .metadata.labels.app.kubernetes.io/component (by kubectl-edit)"; !strings.Contains(msg, want) {
 			return fmt.Errorf("ChildrenAsApplied %q does not say %q", msg, want)
 		}
 		return nil
 	})
-	es := childObject(ctx, o.c, desired.ElasticsearchGVK, ns, desired.ElasticsearchName(p))
+	es := childObject(ctx, o.C, desired.ElasticsearchGVK, ns, desired.ElasticsearchName(p))
 	if es == nil || es.GetLabels()[desired.LabelComponent] != "search-by-hand" {
 		t.Errorf("after the spec changed, the component label is not the human's any more: %v", es.GetLabels())
 	}

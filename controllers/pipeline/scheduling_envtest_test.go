@@ -1,4 +1,4 @@
-package controllers_test
+package pipeline_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -20,13 +21,13 @@ import (
 // an unschedulable pod without the label (the operator does not even cache it); once the pods are
 // scheduled it turns True. A forced reconcile in between writes nothing: the message is stable.
 func TestPodsScheduledFollowsThePods(t *testing.T) {
-	o := startOperator(t)
-	ns, _ := o.createSamples(t)
+	o := envtestutil.StartOperator(t)
+	ns, _ := o.CreateSamples(t)
 	ctx := context.Background()
 	p := &v1alpha1.AnalyticsPipeline{}
 	p.Namespace, p.Name = ns, "sensors"
-	waitFor(t, o.c, p, func() error {
-		return condition(p.Status.Conditions, v1alpha1.ConditionPodsScheduled, "True", v1alpha1.ReasonScheduled)
+	envtestutil.WaitFor(t, o.C, p, func() error {
+		return envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionPodsScheduled, "True", v1alpha1.ReasonScheduled)
 	})
 
 	const msg = "0/4 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, " +
@@ -37,42 +38,42 @@ func TestPodsScheduledFollowsThePods(t *testing.T) {
 		newPod(ns, "unrelated", map[string]string{"app": "unrelated"}),
 	}
 	for _, pod := range pods {
-		if err := o.c.Create(ctx, pod); err != nil {
+		if err := o.C.Create(ctx, pod); err != nil {
 			t.Fatal(err)
 		}
-		setScheduled(t, o.c, pod, corev1.ConditionFalse, corev1.PodReasonUnschedulable, msg)
+		setScheduled(t, o.C, pod, corev1.ConditionFalse, corev1.PodReasonUnschedulable, msg)
 	}
 	// Both labelled pods, in the order of their workloads; not the unrelated one.
 	want := "2 pod(s) cannot be scheduled: Elasticsearch sensors nodeSet master: sensors-es-master-2: " + msg +
 		"; SparkApplication sensors executors: sensors-exec-1: " + msg
-	waitFor(t, o.c, p, func() error {
-		if err := condition(p.Status.Conditions, v1alpha1.ConditionPodsScheduled, "False", v1alpha1.ReasonUnschedulable); err != nil {
+	envtestutil.WaitFor(t, o.C, p, func() error {
+		if err := envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionPodsScheduled, "False", v1alpha1.ReasonUnschedulable); err != nil {
 			return err
 		}
-		if got := meta(p, v1alpha1.ConditionPodsScheduled).Message; got != want {
+		if got := envtestutil.Meta(p, v1alpha1.ConditionPodsScheduled).Message; got != want {
 			return fmt.Errorf("PodsScheduled message\n%q, want\n%q", got, want)
 		}
 		return nil
 	})
-	got := meta(p, v1alpha1.ConditionPodsScheduled)
+	got := envtestutil.Meta(p, v1alpha1.ConditionPodsScheduled)
 	if got.ObservedGeneration != p.Generation {
 		t.Errorf("PodsScheduled observedGeneration %d, want %d", got.ObservedGeneration, p.Generation)
 	}
-	if r := meta(p, v1alpha1.ConditionReady); r == nil || r.Status != metav1.ConditionFalse {
+	if r := envtestutil.Meta(p, v1alpha1.ConditionReady); r == nil || r.Status != metav1.ConditionFalse {
 		t.Errorf("Ready %+v with unschedulable pods, want False", r)
-	} else if meta(p, v1alpha1.ConditionPlanValid).Status == metav1.ConditionTrue &&
-		meta(p, v1alpha1.ConditionStorageReady).Status == metav1.ConditionTrue &&
+	} else if envtestutil.Meta(p, v1alpha1.ConditionPlanValid).Status == metav1.ConditionTrue &&
+		envtestutil.Meta(p, v1alpha1.ConditionStorageReady).Status == metav1.ConditionTrue &&
 		(r.Reason != v1alpha1.ReasonUnschedulable || !strings.HasPrefix(r.Message, v1alpha1.ConditionPodsScheduled+": ")) {
 		t.Errorf("Ready %s %q: want it to name the unschedulable pods first", r.Reason, r.Message)
 	}
 	// A reconcile with nothing changed writes nothing (the message holds no age).
-	o.settle(t, p)
+	o.Settle(t, p)
 
 	for _, pod := range pods {
-		setScheduled(t, o.c, pod, corev1.ConditionTrue, "", "")
+		setScheduled(t, o.C, pod, corev1.ConditionTrue, "", "")
 	}
-	waitFor(t, o.c, p, func() error {
-		return condition(p.Status.Conditions, v1alpha1.ConditionPodsScheduled, "True", v1alpha1.ReasonScheduled)
+	envtestutil.WaitFor(t, o.C, p, func() error {
+		return envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionPodsScheduled, "True", v1alpha1.ReasonScheduled)
 	})
 }
 

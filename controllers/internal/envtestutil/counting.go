@@ -1,4 +1,4 @@
-package controllers_test
+package envtestutil
 
 import (
 	"context"
@@ -11,39 +11,39 @@ import (
 )
 
 // countingClient counts the operator's API writes (in all, by kind, and per reconcile in the
-// history) and gives the history what each reconcile reads.
+// History) and gives the history what each reconcile reads.
 type countingClient struct {
 	client.Client
-	writes *atomic.Int64
-	// byKind counts writes by "verb kind", to tell what a failing test wrote.
-	byKind *sync.Map
-	// history gets what each reconcile reads and writes.
-	history *history
+	Writes *atomic.Int64
+	// ByKind counts writes by "verb kind", to tell what a failing test wrote.
+	ByKind *sync.Map
+	// History gets what each reconcile reads and writes.
+	History *History
 }
 
 func (c countingClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	err := c.Client.Get(ctx, key, obj, opts...)
-	c.history.noteRead(ctx, obj, key, err)
+	c.History.noteRead(ctx, obj, key, err)
 	return err
 }
 
 func (c countingClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	err := c.Client.List(ctx, list, opts...)
-	c.history.noteRead(ctx, list, client.ObjectKey{}, err)
+	c.History.noteRead(ctx, list, client.ObjectKey{}, err)
 	return err
 }
 
 func (c countingClient) count(ctx context.Context, verb string, obj any) {
-	c.writes.Add(1)
-	c.history.noteWrite(ctx)
-	if c.byKind == nil {
+	c.Writes.Add(1)
+	c.History.noteWrite(ctx)
+	if c.ByKind == nil {
 		return
 	}
 	kind := fmt.Sprintf("%T", obj)
 	if u, ok := obj.(interface{ GetKind() string }); ok && u.GetKind() != "" {
 		kind = u.GetKind()
 	}
-	n, _ := c.byKind.LoadOrStore(verb+" "+kind, new(atomic.Int64))
+	n, _ := c.ByKind.LoadOrStore(verb+" "+kind, new(atomic.Int64))
 	n.(*atomic.Int64).Add(1)
 }
 
@@ -78,36 +78,36 @@ func (c countingClient) DeleteAllOf(ctx context.Context, obj client.Object, opts
 }
 
 func (c countingClient) Status() client.SubResourceWriter {
-	return countingStatus{SubResourceWriter: c.Client.Status(), c: c}
+	return countingStatus{SubResourceWriter: c.Client.Status(), C: c}
 }
 
 type countingStatus struct {
 	client.SubResourceWriter
-	c countingClient
+	C countingClient
 }
 
 func (s countingStatus) Create(ctx context.Context, obj client.Object, sub client.Object, opts ...client.SubResourceCreateOption) error {
-	s.c.count(ctx, "status-create", obj)
+	s.C.count(ctx, "status-create", obj)
 	return s.SubResourceWriter.Create(ctx, obj, sub, opts...)
 }
 
 func (s countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	s.c.count(ctx, "status-update", obj)
+	s.C.count(ctx, "status-update", obj)
 	return s.SubResourceWriter.Update(ctx, obj, opts...)
 }
 
 func (s countingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	s.c.count(ctx, "status-patch", obj)
+	s.C.count(ctx, "status-patch", obj)
 	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
 func (s countingStatus) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-	s.c.count(ctx, "status-apply", obj)
+	s.C.count(ctx, "status-apply", obj)
 	return s.SubResourceWriter.Apply(ctx, obj, opts...)
 }
 
-// writesByKind lists the counted writes by verb and kind.
-func writesByKind(m *sync.Map) map[string]int64 {
+// WritesByKind lists the counted writes by verb and kind.
+func WritesByKind(m *sync.Map) map[string]int64 {
 	out := map[string]int64{}
 	m.Range(func(k, v any) bool {
 		out[k.(string)] = v.(*atomic.Int64).Load()

@@ -1,4 +1,4 @@
-package controllers_test
+package pipeline_test
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 )
 
 // No Strimzi, Spark operator or ECK runs here, as in a namespace none of them watches: once the
@@ -14,13 +15,13 @@ import (
 // operator and the namespace, without any event from the children to wake it (the reconcile
 // looks again by itself when the time is up).
 func TestChildrenNoOperatorPicksUp(t *testing.T) {
-	o := startOperatorWith(t, []controllers.Option{controllers.WithUpstreamStatusTimeout(2 * time.Second)})
-	ns, _ := o.createSamples(t)
+	o := envtestutil.StartOperatorWith(t, []controllers.Option{controllers.WithUpstreamStatusTimeout(2 * time.Second)})
+	ns, _ := o.CreateSamples(t)
 	p := &v1alpha1.AnalyticsPipeline{}
 	p.Namespace, p.Name = ns, "sensors"
-	waitFor(t, o.c, p, func() error {
+	envtestutil.WaitFor(t, o.C, p, func() error {
 		for _, c := range []string{v1alpha1.ConditionKafkaReady, v1alpha1.ConditionSparkReady, v1alpha1.ConditionElasticsearchReady} {
-			if err := condition(p.Status.Conditions, c, "False", v1alpha1.ReasonNotReconciled); err != nil {
+			if err := envtestutil.Condition(p.Status.Conditions, c, "False", v1alpha1.ReasonNotReconciled); err != nil {
 				return err
 			}
 		}
@@ -31,7 +32,7 @@ func TestChildrenNoOperatorPicksUp(t *testing.T) {
 		v1alpha1.ConditionSparkReady:         "spark.jobNamespaces",
 		v1alpha1.ConditionElasticsearchReady: "managedNamespaces",
 	} {
-		if m := meta(p, c).Message; !strings.Contains(m, want) || !strings.Contains(m, `namespace "`+ns+`"`) {
+		if m := envtestutil.Meta(p, c).Message; !strings.Contains(m, want) || !strings.Contains(m, `namespace "`+ns+`"`) {
 			t.Errorf("%s: %q, want it to name %q and namespace %q", c, m, want, ns)
 		}
 	}

@@ -1,4 +1,4 @@
-package controllers_test
+package envtestutil
 
 import (
 	"context"
@@ -23,50 +23,50 @@ import (
 	"github.com/strata-dev/strata/internal/testutil"
 )
 
-// history records every reconcile the operator finishes: which controller, for which object,
+// History records every reconcile the operator finishes: which controller, for which object,
 // what it read from the cache (with the resourceVersions), how many writes it made, how many
 // events it recorded, and its result. Tests wait on the reconcile that saw their change and
 // assert on it, so "a reconcile with nothing changed writes nothing" and "an invalid spec is
 // not retried" are proven on the reconcile itself, not by sleeping and counting afterwards.
-type history struct {
+type History struct {
 	mu   sync.Mutex
-	runs []*run
+	runs []*Run
 	// events are the recorded events' regarding objects, in order; a run's events are those
 	// about its object recorded while it ran.
-	events []string
+	Events []string
 }
 
-// run is one finished (or running) reconcile.
-type run struct {
+// Run is one finished (or running) reconcile.
+type Run struct {
 	controller string
 	key        types.NamespacedName
 	// read maps "Kind namespace/name" to the resourceVersion read, "" for not found.
 	read   map[string]string
-	writes int
+	Writes int
 	// firstEvent and events: the index into history.events when it started, and its count.
-	firstEvent, events int
-	result             ctrl.Result
-	err                error
+	firstEvent, Events int
+	Result             ctrl.Result
+	Err                error
 	done               bool
 }
 
 type runKey struct{}
 
 // instruments are the controllers' instruments that fill h.
-func (h *history) instruments() controllers.Instruments {
+func (h *History) instruments() controllers.Instruments {
 	return controllers.Instruments{
 		Reconciler: func(controller string, r reconcile.Reconciler) reconcile.Reconciler {
 			return reconcile.Func(func(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 				h.mu.Lock()
-				cur := &run{controller: controller, key: req.NamespacedName, read: map[string]string{}, firstEvent: len(h.events)}
+				cur := &Run{controller: controller, key: req.NamespacedName, read: map[string]string{}, firstEvent: len(h.Events)}
 				h.runs = append(h.runs, cur)
 				h.mu.Unlock()
 				res, err := r.Reconcile(context.WithValue(ctx, runKey{}, cur), req)
 				h.mu.Lock()
-				cur.result, cur.err, cur.done = res, err, true
-				for _, e := range h.events[cur.firstEvent:] {
+				cur.Result, cur.Err, cur.done = res, err, true
+				for _, e := range h.Events[cur.firstEvent:] {
 					if e == req.String() {
-						cur.events++
+						cur.Events++
 					}
 				}
 				h.mu.Unlock()
@@ -80,21 +80,21 @@ func (h *history) instruments() controllers.Instruments {
 // recorder notes each event's object in the history before recording it.
 type recorder struct {
 	events.EventRecorder
-	h *history
+	h *History
 }
 
 func (r recorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
 	if o, err := apimeta.Accessor(regarding); err == nil {
 		r.h.mu.Lock()
-		r.h.events = append(r.h.events, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}.String())
+		r.h.Events = append(r.h.Events, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}.String())
 		r.h.mu.Unlock()
 	}
 	r.EventRecorder.Eventf(regarding, related, eventtype, reason, action, note, args...)
 }
 
 // noteRead records what a reconcile read (nothing outside a reconcile).
-func (h *history) noteRead(ctx context.Context, obj runtime.Object, key types.NamespacedName, err error) {
-	cur, _ := ctx.Value(runKey{}).(*run)
+func (h *History) noteRead(ctx context.Context, obj runtime.Object, key types.NamespacedName, err error) {
+	cur, _ := ctx.Value(runKey{}).(*Run)
 	if cur == nil {
 		return
 	}
@@ -121,10 +121,10 @@ func (h *history) noteRead(ctx context.Context, obj runtime.Object, key types.Na
 }
 
 // noteWrite counts a write against the reconcile that made it.
-func (h *history) noteWrite(ctx context.Context) {
-	if cur, _ := ctx.Value(runKey{}).(*run); cur != nil {
+func (h *History) noteWrite(ctx context.Context) {
+	if cur, _ := ctx.Value(runKey{}).(*Run); cur != nil {
 		h.mu.Lock()
-		cur.writes++
+		cur.Writes++
 		h.mu.Unlock()
 	}
 }
@@ -139,10 +139,10 @@ func kindOf(obj any) string {
 	return strings.TrimSuffix(reflect.Indirect(reflect.ValueOf(obj)).Type().Name(), "List")
 }
 
-// saw is a condition on a run: it read obj at resourceVersion rv or later ("" : found it gone).
-func saw(kind string, obj client.Object, rv string) func(*run) error {
+// Saw is a condition on a run: it read obj at resourceVersion rv or later ("" : found it gone).
+func Saw(kind string, obj client.Object, rv string) func(*Run) error {
 	name := kind + " " + client.ObjectKeyFromObject(obj).String()
-	return func(r *run) error {
+	return func(r *Run) error {
 		got, ok := r.read[name]
 		switch {
 		case !ok:
@@ -162,11 +162,11 @@ func atoi(rv string) uint64 {
 	return n
 }
 
-// finished waits until a reconcile by controller of key that meets cond has finished, and
+// Finished waits until a reconcile by controller of key that meets cond has finished, and
 // returns it: the point a test asserts on what its change led to.
-func (h *history) finished(t testing.TB, controller string, key types.NamespacedName, cond func(*run) error) run {
+func (h *History) Finished(t testing.TB, controller string, key types.NamespacedName, cond func(*Run) error) Run {
 	t.Helper()
-	var found run
+	var found Run
 	testutil.Eventually(t, time.Minute, fmt.Sprintf("a finished %s reconcile of %s", controller, key), func() error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -185,28 +185,28 @@ func (h *history) finished(t testing.TB, controller string, key types.Namespaced
 	return found
 }
 
-// touch changes a label of the pipeline, which passes its event filter and so forces a full
+// Touch changes a label of the pipeline, which passes its event filter and so forces a full
 // reconcile with inputs the plan does not read, and returns that reconcile once it finished.
-func (o *operator) touch(t testing.TB, p client.Object) run {
+func (o *Operator) Touch(t testing.TB, p client.Object) Run {
 	t.Helper()
 	o.touches++
 	patch := fmt.Sprintf(`{"metadata":{"labels":{"test.strata.dev/touch":"%d"}}}`, o.touches)
-	if err := o.c.Patch(context.Background(), p, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+	if err := o.C.Patch(context.Background(), p, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		t.Fatal(err)
 	}
-	return o.history.finished(t, "analyticspipeline", client.ObjectKeyFromObject(p), saw("AnalyticsPipeline", p, p.GetResourceVersion()))
+	return o.History.Finished(t, "analyticspipeline", client.ObjectKeyFromObject(p), Saw("AnalyticsPipeline", p, p.GetResourceVersion()))
 }
 
-// settle waits until the operator is at rest for the pipeline: a forced reconcile writes
+// Settle waits until the operator is at rest for the pipeline: a forced reconcile writes
 // nothing. The first touches may still write (children whose status the upstream fields
-// settle), so it tries a few times.
-func (o *operator) settle(t testing.TB, p client.Object) {
+// Settle), so it tries a few times.
+func (o *Operator) Settle(t testing.TB, p client.Object) {
 	t.Helper()
-	var last run
+	var last Run
 	for i := 0; i < 10; i++ {
-		if last = o.touch(t, p); last.writes == 0 {
+		if last = o.Touch(t, p); last.Writes == 0 {
 			return
 		}
 	}
-	t.Fatalf("the operator never settled on %s: the last reconcile wrote %d times", p.GetName(), last.writes)
+	t.Fatalf("the operator never settled on %s: the last reconcile wrote %d times", p.GetName(), last.Writes)
 }

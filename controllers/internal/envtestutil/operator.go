@@ -1,4 +1,4 @@
-package controllers_test
+package envtestutil
 
 import (
 	"context"
@@ -27,54 +27,55 @@ import (
 	"github.com/strata-dev/strata/internal/testutil"
 )
 
-func newScheme() *runtime.Scheme { return testutil.Scheme() }
+// NewScheme is the scheme of Strata's and the upstream kinds the tests read and write.
+func NewScheme() *runtime.Scheme { return testutil.Scheme() }
 
-// operator is a control plane with Strata's controllers running against it.
-type operator struct {
-	env *controlplane.Env
-	c   client.Client
-	// writes counts the operator's API writes.
-	writes *atomic.Int64
-	byKind *sync.Map
-	// stopManager stops the running manager and waits for it.
-	stopManager func()
+// Operator is a control plane with Strata's controllers running against it.
+type Operator struct {
+	Env *controlplane.Env
+	C   client.Client
+	// Writes counts the operator's API writes.
+	Writes *atomic.Int64
+	ByKind *sync.Map
+	// StopManager stops the running manager and waits for it.
+	StopManager func()
 	// setup are the options the controllers are set up with.
 	setup []controllers.Option
-	// history is the running manager's: every reconcile it finished.
-	history *history
+	// History is the running manager's: every reconcile it finished.
+	History *History
 	// touches counts touch's label changes, to make each one a change.
 	touches int
 }
 
-// startOperator starts a control plane and the controllers; both stop when the test ends.
-func startOperator(t testing.TB, opts ...controlplane.Option) *operator {
+// StartOperator starts a control plane and the controllers; both stop when the test ends.
+func StartOperator(t testing.TB, opts ...controlplane.Option) *Operator {
 	t.Helper()
-	return startOperatorWith(t, nil, opts...)
+	return StartOperatorWith(t, nil, opts...)
 }
 
-// startOperatorWith is startOperator with options for the controllers (a fake metrics source).
-func startOperatorWith(t testing.TB, setup []controllers.Option, opts ...controlplane.Option) *operator {
+// StartOperatorWith is startOperator with options for the controllers (a fake metrics source).
+func StartOperatorWith(t testing.TB, setup []controllers.Option, opts ...controlplane.Option) *Operator {
 	t.Helper()
-	skipUnderShort(t)
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(testWriter{t})))
+	SkipUnderShort(t)
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(TestWriter{T: t})))
 	env, c := testutil.ControlPlane(t, opts...)
-	o := &operator{env: env, c: c, writes: &atomic.Int64{}, setup: setup}
-	o.startManager(t)
-	t.Cleanup(func() { o.stopManager() }) // the manager running then, before the control plane stops (cleanups run last first)
+	o := &Operator{Env: env, C: c, Writes: &atomic.Int64{}, setup: setup}
+	o.StartManager(t)
+	t.Cleanup(func() { o.StopManager() }) // the manager running then, before the control plane stops (cleanups run last first)
 	return o
 }
 
-// startManager starts a manager with Strata's controllers, counting its writes from zero.
-func (o *operator) startManager(t testing.TB) {
+// StartManager starts a manager with Strata's controllers, counting its writes from zero.
+func (o *Operator) StartManager(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	writes, byKind, h := &atomic.Int64{}, &sync.Map{}, &history{}
-	mgr, err := ctrl.NewManager(o.env.Config, controllers.ManagerOptions(ctrl.Options{
+	writes, byKind, h := &atomic.Int64{}, &sync.Map{}, &History{}
+	mgr, err := ctrl.NewManager(o.Env.Config, controllers.ManagerOptions(ctrl.Options{
 		NewClient: func(cfg *rest.Config, opts client.Options) (client.Client, error) {
 			c, err := client.New(cfg, opts)
-			return countingClient{Client: c, writes: writes, byKind: byKind, history: h}, err
+			return countingClient{Client: c, Writes: writes, ByKind: byKind, History: h}, err
 		},
-		Scheme:  newScheme(),
+		Scheme:  NewScheme(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		// Each test runs its own manager in this process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
@@ -91,8 +92,8 @@ func (o *operator) startManager(t testing.TB) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	o.writes, o.byKind, o.history = writes, byKind, h
-	o.stopManager = func() {
+	o.Writes, o.ByKind, o.History = writes, byKind, h
+	o.StopManager = func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("manager: %v", err)
@@ -100,17 +101,17 @@ func (o *operator) startManager(t testing.TB) {
 	}
 }
 
-// testWriter sends the manager's logs to the test's log, shown only when a test fails.
-type testWriter struct{ t testing.TB }
+// TestWriter sends the manager's logs to the test's log, shown only when a test fails.
+type TestWriter struct{ T testing.TB }
 
-func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+func (w TestWriter) Write(p []byte) (int, error) { w.T.Log(string(p)); return len(p), nil }
 
-// createSamples creates the sample tiers under names unique to the test and the sample pipeline
+// CreateSamples creates the sample tiers under names unique to the test and the sample pipeline
 // in a fresh namespace, pointing at those tiers.
-func (o *operator) createSamples(t testing.TB) (ns string, tiers map[string]string) {
+func (o *Operator) CreateSamples(t testing.TB) (ns string, tiers map[string]string) {
 	t.Helper()
 	ctx := context.Background()
-	ns, err := controlplane.NewNamespace(ctx, o.c, "pipeline")
+	ns, err := controlplane.NewNamespace(ctx, o.C, "pipeline")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +126,8 @@ func (o *operator) createSamples(t testing.TB) (ns string, tiers map[string]stri
 		case "StorageTier":
 			tiers[s.GetName()] = s.GetName() + "-" + ns
 			s.SetName(tiers[s.GetName()])
-			localNodesFor(t, o.c, s, ns)
-			if err := o.c.Create(ctx, s); err != nil {
+			localNodesFor(t, o.C, s, ns)
+			if err := o.C.Create(ctx, s); err != nil {
 				t.Fatal(err)
 			}
 		case "AnalyticsPipeline":
@@ -139,14 +140,14 @@ func (o *operator) createSamples(t testing.TB) (ns string, tiers map[string]stri
 		old, _, _ := unstructured.NestedString(pipeline.Object, append([]string{"spec"}, path...)...)
 		_ = unstructured.SetNestedField(pipeline.Object, tiers[old], append([]string{"spec"}, path...)...)
 	}
-	if err := o.c.Create(ctx, pipeline); err != nil {
+	if err := o.C.Create(ctx, pipeline); err != nil {
 		t.Fatal(err)
 	}
 	return ns, tiers
 }
 
-// waitFor reads the object until check passes, or fails the test after a minute.
-func waitFor(t testing.TB, c client.Client, obj client.Object, check func() error) {
+// WaitFor reads the object until check passes, or fails the test after a minute.
+func WaitFor(t testing.TB, c client.Client, obj client.Object, check func() error) {
 	t.Helper()
 	testutil.Eventually(t, time.Minute, obj.GetName(), func() error {
 		if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
@@ -156,8 +157,8 @@ func waitFor(t testing.TB, c client.Client, obj client.Object, check func() erro
 	})
 }
 
-// waitGone waits until the object is gone from the API server.
-func waitGone(t testing.TB, c client.Client, obj client.Object) {
+// WaitGone waits until the object is gone from the API server.
+func WaitGone(t testing.TB, c client.Client, obj client.Object) {
 	t.Helper()
 	testutil.Eventually(t, time.Minute, obj.GetName()+" to be gone", func() error {
 		err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
@@ -171,8 +172,8 @@ func waitGone(t testing.TB, c client.Client, obj client.Object) {
 	})
 }
 
-// condition checks that a condition has the given status and reason.
-func condition(conds []metav1.Condition, condType string, status metav1.ConditionStatus, reason string) error {
+// Condition checks that a condition has the given status and reason.
+func Condition(conds []metav1.Condition, condType string, status metav1.ConditionStatus, reason string) error {
 	c := apimeta.FindStatusCondition(conds, condType)
 	if c == nil {
 		return fmt.Errorf("no %s condition", condType)
@@ -183,6 +184,7 @@ func condition(conds []metav1.Condition, condType string, status metav1.Conditio
 	return nil
 }
 
-func meta(p *v1alpha1.AnalyticsPipeline, condType string) *metav1.Condition {
+// Meta is the pipeline's condition of that type, nil when it has none.
+func Meta(p *v1alpha1.AnalyticsPipeline, condType string) *metav1.Condition {
 	return apimeta.FindStatusCondition(p.Status.Conditions, condType)
 }

@@ -1,4 +1,4 @@
-package controllers_test
+package pipeline_test
 
 import (
 	"context"
@@ -10,54 +10,27 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/plan"
 	"github.com/strata-dev/strata/internal/testutil"
 )
-
-// child reads one child object of the pipeline (nil when absent).
-func child(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
-		return nil
-	}
-	return u
-}
-
-func nestedInt(u *unstructured.Unstructured, path ...string) int64 {
-	n, _, _ := unstructured.NestedInt64(u.Object, path...)
-	return n
-}
-
-// waitPlanned waits until the pipeline's status describes its current generation.
-func waitPlanned(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, check func() error) {
-	t.Helper()
-	waitFor(t, c, p, func() error {
-		if p.Status.ObservedGeneration != p.Generation || p.Status.Plan == nil {
-			return fmt.Errorf("generation %d not planned yet", p.Generation)
-		}
-		return check()
-	})
-}
 
 // TestPipelineLifecycle: the sample pipeline gets its plan and every child with owner references
 // and labels; a larger workload scales brokers, partitions, executors and data nodes up; a
 // smaller one scales them down, except partitions, which Kafka cannot remove; a resync with
 // nothing changed writes nothing; deleting the pipeline leaves it to the garbage collector.
 func TestPipelineLifecycle(t *testing.T) {
-	o := startOperator(t)
-	ns, _ := o.createSamples(t)
+	o := envtestutil.StartOperator(t)
+	ns, _ := o.CreateSamples(t)
 	ctx := context.Background()
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
 
-	waitPlanned(t, o.c, p, func() error {
-		return condition(p.Status.Conditions, v1alpha1.ConditionPlanValid, metav1.ConditionTrue, v1alpha1.ReasonPlanned)
+	envtestutil.WaitPlanned(t, o.C, p, func() error {
+		return envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionPlanValid, metav1.ConditionTrue, v1alpha1.ReasonPlanned)
 	})
 	if got := fmt.Sprintf("brokers=%d partitions=%d executors=%d dataNodes=%d", p.Status.Plan.Brokers,
 		p.Status.Plan.Partitions, p.Status.Plan.Executors, p.Status.Plan.ElasticsearchDataNodes); got != "brokers=3 partitions=21 executors=4 dataNodes=4" {
@@ -66,7 +39,7 @@ func TestPipelineLifecycle(t *testing.T) {
 
 	in := desired.Inputs{Pipeline: p, Plan: *p.Status.Plan}
 	for _, want := range desired.All(in) {
-		got := child(t, o.c, want.GroupVersionKind(), ns, want.GetName())
+		got := envtestutil.Child(t, o.C, want.GroupVersionKind(), ns, want.GetName())
 		if got == nil {
 			t.Errorf("%s %s was not created", want.GetKind(), want.GetName())
 			continue
@@ -83,7 +56,7 @@ func TestPipelineLifecycle(t *testing.T) {
 		}
 	}
 	brokers := func() int64 {
-		return nestedInt(child(t, o.c, desired.KafkaNodePoolGVK, ns, desired.BrokerPoolName(p)), "spec", "replicas")
+		return envtestutil.NestedInt(envtestutil.Child(t, o.C, desired.KafkaNodePoolGVK, ns, desired.BrokerPoolName(p)), "spec", "replicas")
 	}
 	if brokers() != 3 {
 		t.Errorf("broker pool replicas %d, want 3", brokers())
@@ -91,7 +64,7 @@ func TestPipelineLifecycle(t *testing.T) {
 
 	events := func() []eventsv1.Event {
 		list := &eventsv1.EventList{}
-		if err := o.c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		if err := o.C.List(ctx, list, client.InNamespace(ns)); err != nil {
 			t.Fatal(err)
 		}
 		var out []eventsv1.Event
@@ -102,7 +75,7 @@ func TestPipelineLifecycle(t *testing.T) {
 		}
 		return out
 	}
-	waitFor(t, o.c, p, func() error {
+	envtestutil.WaitFor(t, o.C, p, func() error {
 		for _, e := range events() {
 			if e.Reason == v1alpha1.ReasonPlanned && e.Action == v1alpha1.ConditionPlanValid && e.Type == "Normal" {
 				return nil
@@ -112,12 +85,12 @@ func TestPipelineLifecycle(t *testing.T) {
 	})
 
 	t.Run("nothing changed, nothing written", func(t *testing.T) {
-		o.settle(t, p)
+		o.Settle(t, p)
 		eventsBefore := len(events())
 		// Proven on the reconcile that read the change, not by waiting for writes that may come late.
-		if r := o.touch(t, p); r.writes != 0 || r.events != 0 || r.err != nil {
+		if r := o.Touch(t, p); r.Writes != 0 || r.Events != 0 || r.Err != nil {
 			t.Errorf("a reconcile with unchanged inputs made %d writes and recorded %d events (err %v), want none: events are for transitions; %v",
-				r.writes, r.events, r.err, writesByKind(o.byKind))
+				r.Writes, r.Events, r.Err, envtestutil.WritesByKind(o.ByKind))
 		}
 		if n := len(events()) - eventsBefore; n != 0 {
 			t.Errorf("%d events in the API after a reconcile with unchanged inputs, want 0", n)
@@ -125,30 +98,30 @@ func TestPipelineLifecycle(t *testing.T) {
 	})
 
 	t.Run("restart: a full resync writes nothing", func(t *testing.T) {
-		o.stopManager()
-		o.startManager(t)
+		o.StopManager()
+		o.StartManager(t)
 		// The new manager's first reconciles read the caches it synced at start: all there is.
-		r := o.history.finished(t, "analyticspipeline", client.ObjectKeyFromObject(p), saw("AnalyticsPipeline", p, p.ResourceVersion))
-		if r.writes != 0 || r.err != nil {
-			t.Errorf("a restarted operator's first reconcile made %d writes (err %v) with nothing changed, want 0: %v", r.writes, r.err, writesByKind(o.byKind))
+		r := o.History.Finished(t, "analyticspipeline", client.ObjectKeyFromObject(p), envtestutil.Saw("AnalyticsPipeline", p, p.ResourceVersion))
+		if r.Writes != 0 || r.Err != nil {
+			t.Errorf("a restarted operator's first reconcile made %d writes (err %v) with nothing changed, want 0: %v", r.Writes, r.Err, envtestutil.WritesByKind(o.ByKind))
 		}
 	})
 
 	t.Run("scale up", func(t *testing.T) {
-		setIngest(t, o.c, p, 30000)
-		waitPlanned(t, o.c, p, func() error {
+		setIngest(t, o.C, p, 30000)
+		envtestutil.WaitPlanned(t, o.C, p, func() error {
 			if brokers() <= 3 {
 				return fmt.Errorf("broker pool still has %d replicas", brokers())
 			}
 			return nil
 		})
-		topic := child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p))
-		app := child(t, o.c, desired.SparkApplicationGVK, ns, desired.SparkApplicationName(p))
-		es := child(t, o.c, desired.ElasticsearchGVK, ns, desired.ElasticsearchName(p))
-		if got := nestedInt(topic, "spec", "partitions"); got != int64(p.Status.Plan.Partitions) || got <= 20 {
+		topic := envtestutil.Child(t, o.C, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p))
+		app := envtestutil.Child(t, o.C, desired.SparkApplicationGVK, ns, desired.SparkApplicationName(p))
+		es := envtestutil.Child(t, o.C, desired.ElasticsearchGVK, ns, desired.ElasticsearchName(p))
+		if got := envtestutil.NestedInt(topic, "spec", "partitions"); got != int64(p.Status.Plan.Partitions) || got <= 20 {
 			t.Errorf("topic partitions %d, plan %d: want more than 20", got, p.Status.Plan.Partitions)
 		}
-		if got := nestedInt(app, "spec", "executor", "instances"); got != int64(p.Status.Plan.Executors) || got <= 4 {
+		if got := envtestutil.NestedInt(app, "spec", "executor", "instances"); got != int64(p.Status.Plan.Executors) || got <= 4 {
 			t.Errorf("executors %d, plan %d: want more than 4", got, p.Status.Plan.Executors)
 		}
 		nodeSets, _, _ := unstructured.NestedSlice(es.Object, "spec", "nodeSets")
@@ -158,18 +131,18 @@ func TestPipelineLifecycle(t *testing.T) {
 	})
 
 	t.Run("scale down keeps partitions", func(t *testing.T) {
-		grown := nestedInt(child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p)), "spec", "partitions")
-		setIngest(t, o.c, p, 10000)
-		waitPlanned(t, o.c, p, func() error {
+		grown := envtestutil.NestedInt(envtestutil.Child(t, o.C, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p)), "spec", "partitions")
+		setIngest(t, o.C, p, 10000)
+		envtestutil.WaitPlanned(t, o.C, p, func() error {
 			if brokers() != 3 {
 				return fmt.Errorf("broker pool has %d replicas, want 3 again", brokers())
 			}
 			return nil
 		})
-		if got := nestedInt(child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p)), "spec", "partitions"); got != grown {
+		if got := envtestutil.NestedInt(envtestutil.Child(t, o.C, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p)), "spec", "partitions"); got != grown {
 			t.Errorf("partitions went from %d to %d: Kafka cannot remove partitions", grown, got)
 		}
-		if c := meta(p, v1alpha1.ConditionPlanValid); c == nil || !strings.Contains(c.Message, "Kafka cannot remove partitions") {
+		if c := envtestutil.Meta(p, v1alpha1.ConditionPlanValid); c == nil || !strings.Contains(c.Message, "Kafka cannot remove partitions") {
 			t.Errorf("PlanValid should say the partitions were kept: %+v", c)
 		}
 		// The plan is made for the partitions the topic has: retention.bytes, which Kafka
@@ -177,7 +150,7 @@ func TestPipelineLifecycle(t *testing.T) {
 		// fewer partitions of a new topic would get (each broker would keep more than its
 		// volume holds).
 		var tiers v1alpha1.StorageTierList
-		if err := o.c.List(ctx, &tiers); err != nil {
+		if err := o.C.List(ctx, &tiers); err != nil {
 			t.Fatal(err)
 		}
 		fixed := p.DeepCopy()
@@ -186,7 +159,7 @@ func TestPipelineLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		topic := child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p))
+		topic := envtestutil.Child(t, o.C, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p))
 		got, _, _ := unstructured.NestedFieldNoCopy(topic.Object, "spec", "config", "retention.bytes")
 		if p.Status.Plan.Partitions != int32(grown) || fmt.Sprint(got) != fmt.Sprint(want.Retention.KafkaRetentionBytes) {
 			t.Errorf("plan for %d partitions, topic retention.bytes %s; want %d partitions and %d, as planned for them",
@@ -198,22 +171,22 @@ func TestPipelineLifecycle(t *testing.T) {
 		// The last plan in status holds the partitions the topic had: a KafkaTopic the operator
 		// does not see (deleted, or missing from a relisting cache) must not be planned anew
 		// with fewer, which Strimzi would refuse for the topic Kafka still has (keptPartitions).
-		topic := child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p))
-		had := nestedInt(topic, "spec", "partitions")
+		topic := envtestutil.Child(t, o.C, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p))
+		had := envtestutil.NestedInt(topic, "spec", "partitions")
 		uid := topic.GetUID()
-		if err := o.c.Delete(ctx, topic); err != nil {
+		if err := o.C.Delete(ctx, topic); err != nil {
 			t.Fatal(err)
 		}
 		testutil.Eventually(t, time.Minute, "the KafkaTopic made again", func() error {
 			again := &unstructured.Unstructured{}
 			again.SetGroupVersionKind(desired.KafkaTopicGVK)
-			if err := o.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: desired.KafkaTopicName(p)}, again); err != nil {
+			if err := o.C.Get(ctx, client.ObjectKey{Namespace: ns, Name: desired.KafkaTopicName(p)}, again); err != nil {
 				return err
 			}
 			if again.GetUID() == uid {
 				return fmt.Errorf("still the deleted one")
 			}
-			if got := nestedInt(again, "spec", "partitions"); got != had {
+			if got := envtestutil.NestedInt(again, "spec", "partitions"); got != had {
 				return fmt.Errorf("the new KafkaTopic has %d partitions, the topic had %d", got, had)
 			}
 			return nil
@@ -221,16 +194,16 @@ func TestPipelineLifecycle(t *testing.T) {
 	})
 
 	t.Run("deletion", func(t *testing.T) {
-		if err := o.c.Delete(ctx, p); err != nil {
+		if err := o.C.Delete(ctx, p); err != nil {
 			t.Fatal(err)
 		}
-		waitGone(t, o.c, p)
+		envtestutil.WaitGone(t, o.C, p)
 		// envtest runs no garbage collector: the children stay, owned by a pipeline that is gone,
 		// and the reconcile that finds the pipeline gone must not recreate or touch them.
-		if r := o.history.finished(t, "analyticspipeline", client.ObjectKeyFromObject(p), saw("AnalyticsPipeline", p, "")); r.writes != 0 || r.err != nil {
-			t.Errorf("the reconcile of the deleted pipeline made %d writes (err %v)", r.writes, r.err)
+		if r := o.History.Finished(t, "analyticspipeline", client.ObjectKeyFromObject(p), envtestutil.Saw("AnalyticsPipeline", p, "")); r.Writes != 0 || r.Err != nil {
+			t.Errorf("the reconcile of the deleted pipeline made %d writes (err %v)", r.Writes, r.Err)
 		}
-		pool := child(t, o.c, desired.KafkaNodePoolGVK, ns, desired.BrokerPoolName(p))
+		pool := envtestutil.Child(t, o.C, desired.KafkaNodePoolGVK, ns, desired.BrokerPoolName(p))
 		if del, _, _ := unstructured.NestedBool(pool.Object, "spec", "storage", "volumes", "0", "deleteClaim"); del {
 			t.Error("broker volumes would be deleted with the pipeline; volumeReclaimPolicy Retain keeps them")
 		}
@@ -248,23 +221,23 @@ func setIngest(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, mps
 // TestInvalidPlanNotRetried: a spec admission accepts but the planner cannot plan sets
 // PlanValid=False naming the field, and is not retried until something changes.
 func TestInvalidPlanNotRetried(t *testing.T) {
-	o := startOperator(t)
-	ns, _ := o.createSamples(t)
+	o := envtestutil.StartOperator(t)
+	ns, _ := o.CreateSamples(t)
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
-	waitPlanned(t, o.c, p, func() error { return nil })
+	envtestutil.WaitPlanned(t, o.C, p, func() error { return nil })
 	planned := p.Status.Plan.DeepCopy()
 
 	// Valid for the API (the CRD's image pattern and length), refused by the planner: a
 	// repository name over 255 characters, which distribution/reference does not parse.
-	updateSpec(t, o.c, p, func() { p.Spec.Spark.Image = "registry.example/" + strings.Repeat("a", 300) + ":1.0" })
+	envtestutil.UpdateSpec(t, o.C, p, func() { p.Spec.Spark.Image = "registry.example/" + strings.Repeat("a", 300) + ":1.0" })
 	invalid := p.ResourceVersion
-	waitFor(t, o.c, p, func() error {
+	envtestutil.WaitFor(t, o.C, p, func() error {
 		if p.Status.ObservedGeneration != p.Generation {
 			return fmt.Errorf("not observed yet")
 		}
-		return condition(p.Status.Conditions, v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec)
+		return envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionPlanValid, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec)
 	})
-	if c := meta(p, v1alpha1.ConditionPlanValid); !strings.Contains(c.Message, "spec.spark.image") {
+	if c := envtestutil.Meta(p, v1alpha1.ConditionPlanValid); !strings.Contains(c.Message, "spec.spark.image") {
 		t.Errorf("PlanValid message should name the field: %q", c.Message)
 	}
 	if p.Status.Plan == nil || p.Status.Plan.Brokers != planned.Brokers {
@@ -272,8 +245,8 @@ func TestInvalidPlanNotRetried(t *testing.T) {
 	}
 	// controller-runtime requeues a reconcile only on an error or a requeue in its result: the
 	// reconcile that found the spec invalid must ask for neither.
-	r := o.history.finished(t, "analyticspipeline", client.ObjectKeyFromObject(p), saw("AnalyticsPipeline", p, invalid))
-	if !r.result.IsZero() || r.err != nil {
-		t.Errorf("the reconcile of an invalid spec returned %+v, %v: it would be retried with nothing changed", r.result, r.err)
+	r := o.History.Finished(t, "analyticspipeline", client.ObjectKeyFromObject(p), envtestutil.Saw("AnalyticsPipeline", p, invalid))
+	if !r.Result.IsZero() || r.Err != nil {
+		t.Errorf("the reconcile of an invalid spec returned %+v, %v: it would be retried with nothing changed", r.Result, r.Err)
 	}
 }

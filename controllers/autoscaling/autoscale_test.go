@@ -1,4 +1,4 @@
-package controllers_test
+package autoscaling_test
 
 import (
 	"context"
@@ -9,14 +9,13 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/internal/autoscale"
-	"github.com/strata-dev/strata/internal/desired"
 )
 
 // fakeSource serves the values a test sets, sampled at the time of each reading.
@@ -45,56 +44,25 @@ func (f *fakeSource) Read(_ context.Context, queries map[autoscale.Signal]string
 
 // startWithFakeSource starts the operator reading its metrics from a fake source, with the
 // sample pipeline planned.
-func startWithFakeSource(t *testing.T) (*operator, *fakeSource, *v1alpha1.AnalyticsPipeline) {
+func startWithFakeSource(t *testing.T) (*envtestutil.Operator, *fakeSource, *v1alpha1.AnalyticsPipeline) {
 	t.Helper()
 	src := &fakeSource{}
-	o := startOperatorWith(t, []controllers.Option{controllers.WithAutoscaler(&controllers.Autoscaler{
+	o := envtestutil.StartOperatorWith(t, []controllers.Option{controllers.WithAutoscaler(&controllers.Autoscaler{
 		Source: func(*v1alpha1.AnalyticsPipeline) (autoscale.MetricsSource, error) { return src, nil },
 	})})
-	ns, _ := o.createSamples(t)
+	ns, _ := o.CreateSamples(t)
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
-	waitPlanned(t, o.c, p, func() error { return nil })
+	envtestutil.WaitPlanned(t, o.C, p, func() error { return nil })
 	return o, src, p
 }
 
 // enableAutoscaling turns the sample pipeline's autoscaler on with short windows.
 func enableAutoscaling(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, url string) {
 	t.Helper()
-	updateSpec(t, c, p, func() {
+	envtestutil.UpdateSpec(t, c, p, func() {
 		p.Spec.Autoscaling = &v1alpha1.AutoscalingSpec{Enabled: true, PrometheusURL: url, IntervalSeconds: 5, ScrapeIntervalSeconds: 1,
 			ScaleDownStabilizationSeconds: 20, CooldownSeconds: ptr.To[int32](5), ScaleDownDelayAfterScaleUpSeconds: ptr.To[int32](0)}
 	})
-}
-
-// updateSpec changes the pipeline's spec on its latest version, again on a conflict with the
-// operator's status writes.
-func updateSpec(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, change func()) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(context.Background(), client.ObjectKeyFromObject(p), p); err != nil {
-			return err
-		}
-		change()
-		return c.Update(context.Background(), p)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func brokerReplicas(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline) int64 {
-	t.Helper()
-	return poolReplicas(t, c, p, desired.BrokerPoolName(p))
-}
-
-// poolReplicas is the spec.replicas of the pipeline's KafkaNodePool name (0 when absent).
-func poolReplicas(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, name string) int64 {
-	t.Helper()
-	pool := child(t, c, desired.KafkaNodePoolGVK, p.Namespace, name)
-	if pool == nil {
-		return 0
-	}
-	return nestedInt(pool, "spec", "replicas")
 }
 
 // TestAutoscalerWithAFakeSource: without metrics the pipeline says MetricsUnavailable and
@@ -103,15 +71,15 @@ func poolReplicas(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipeline, 
 // not retried until the spec changes.
 func TestAutoscalerWithAFakeSource(t *testing.T) {
 	o, src, p := startWithFakeSource(t)
-	enableAutoscaling(t, o.c, p, "http://prometheus.invalid:9090")
+	enableAutoscaling(t, o.C, p, "http://prometheus.invalid:9090")
 
-	waitFor(t, o.c, p, func() error {
-		return condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonMetricsUnavailable)
+	envtestutil.WaitFor(t, o.C, p, func() error {
+		return envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonMetricsUnavailable)
 	})
-	if msg := meta(p, v1alpha1.ConditionAutoscaling).Message; !strings.Contains(msg, "brokerTransmitBytes (no samples)") {
+	if msg := envtestutil.Meta(p, v1alpha1.ConditionAutoscaling).Message; !strings.Contains(msg, "brokerTransmitBytes (no samples)") {
 		t.Errorf("MetricsUnavailable does not name the missing signal: %s", msg)
 	}
-	if got := brokerReplicas(t, o.c, p); got != 3 {
+	if got := envtestutil.BrokerReplicas(t, o.C, p); got != 3 {
 		t.Fatalf("broker pool has %d replicas before any metrics, want the plan's 3", got)
 	}
 
@@ -119,14 +87,14 @@ func TestAutoscalerWithAFakeSource(t *testing.T) {
 	// sample's 21 partitions and sends 88 MB/s, within 80 % of 112.5 MB/s; of 4, 6 (106 MB/s).
 	src.set(map[autoscale.Signal]float64{autoscale.BrokerTransmitBytes: 370e6, autoscale.BrokerReceiveBytes: 300e6,
 		autoscale.UnderReplicatedPartitions: 0, autoscale.ElasticsearchIndexingRate: 1000})
-	waitFor(t, o.c, p, func() error {
+	envtestutil.WaitFor(t, o.C, p, func() error {
 		if p.Status.Plan == nil || p.Status.Plan.Brokers != 5 {
 			return fmt.Errorf("the plan is not at 5 brokers yet")
 		}
-		if got := brokerReplicas(t, o.c, p); got != 5 {
+		if got := envtestutil.BrokerReplicas(t, o.C, p); got != 5 {
 			return fmt.Errorf("broker pool has %d replicas, want 5", got)
 		}
-		return condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionTrue, v1alpha1.ReasonAutoscalingActive)
+		return envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionTrue, v1alpha1.ReasonAutoscalingActive)
 	})
 	d := p.Status.Autoscaling.LastDecision
 	if d == nil || d.Resource != v1alpha1.ResourceBrokers || d.Action != v1alpha1.ActionScaleUp || d.To != 5 || d.Reason != "LinkSaturated" {
@@ -137,14 +105,14 @@ func TestAutoscalerWithAFakeSource(t *testing.T) {
 	}
 
 	// A query that does not parse.
-	updateSpec(t, o.c, p, func() {
+	envtestutil.UpdateSpec(t, o.C, p, func() {
 		p.Spec.Autoscaling.Queries = &v1alpha1.AutoscalingQueries{ConsumerLag: "sum(kafka_consumergroup_lag"}
 	})
 	invalid := p.ResourceVersion
-	waitFor(t, o.c, p, func() error {
-		return condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonInvalidQuery)
+	envtestutil.WaitFor(t, o.C, p, func() error {
+		return envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonInvalidQuery)
 	})
-	if msg := meta(p, v1alpha1.ConditionAutoscaling).Message; !strings.Contains(msg, "spec.autoscaling.queries.consumerLag") {
+	if msg := envtestutil.Meta(p, v1alpha1.ConditionAutoscaling).Message; !strings.Contains(msg, "spec.autoscaling.queries.consumerLag") {
 		t.Errorf("InvalidQuery does not name the field: %s", msg)
 	}
 	// Not retried until the spec changes: the pipeline reconciles that saw the bad query come to
@@ -154,17 +122,17 @@ func TestAutoscalerWithAFakeSource(t *testing.T) {
 	// controller-runtime runs a reconcile again only on an error, a requeue in its result or an
 	// event.
 	for _, controller := range []string{"analyticspipeline", "autoscaling"} {
-		o.history.finished(t, controller, client.ObjectKeyFromObject(p), func(r *run) error {
-			if err := saw("AnalyticsPipeline", p, invalid)(r); err != nil {
+		o.History.Finished(t, controller, client.ObjectKeyFromObject(p), func(r *envtestutil.Run) error {
+			if err := envtestutil.Saw("AnalyticsPipeline", p, invalid)(r); err != nil {
 				return err
 			}
-			if !r.result.IsZero() || r.err != nil {
-				return fmt.Errorf("returned %+v, %v: it would be retried", r.result, r.err)
+			if !r.Result.IsZero() || r.Err != nil {
+				return fmt.Errorf("returned %+v, %v: it would be retried", r.Result, r.Err)
 			}
 			return nil
 		})
 	}
-	if got := brokerReplicas(t, o.c, p); got != 5 {
+	if got := envtestutil.BrokerReplicas(t, o.C, p); got != 5 {
 		t.Errorf("the targets decided before the bad query should still apply: %d brokers", got)
 	}
 }

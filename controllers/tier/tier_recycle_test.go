@@ -1,4 +1,4 @@
-package controllers_test
+package tier_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -27,10 +28,10 @@ import (
 // pods' and the volumes' phases.
 func TestTierRecycle(t *testing.T) {
 	const ns = "strata-wipe"
-	o := startOperatorWith(t, []controllers.Option{controllers.WithVolumeRecycling(controllers.VolumeRecycling{
+	o := envtestutil.StartOperatorWith(t, []controllers.Option{controllers.WithVolumeRecycling(controllers.VolumeRecycling{
 		Namespace: ns, Image: "example.com/wipe:1", Timeout: time.Minute, Backoff: 2 * time.Second})})
 	ctx := context.Background()
-	c := o.c
+	c := o.C
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestTierRecycle(t *testing.T) {
 		if pv.Annotations["strata.dev/cleanup-failures"] != "1" || !strings.Contains(pv.Annotations["strata.dev/cleanup-failure"], "exited 1") {
 			t.Errorf("annotations %v, want the failure recorded", pv.Annotations)
 		}
-		waitFor(t, c, tier, func() error {
+		envtestutil.WaitFor(t, c, tier, func() error {
 			if msg := tierReady(tier).Message; !strings.Contains(msg, pvA) || !strings.Contains(msg, "failed 1 time(s)") {
 				return fmt.Errorf("Ready message does not report the failure: %q", msg)
 			}
@@ -112,7 +113,7 @@ func TestTierRecycle(t *testing.T) {
 		name := desired.CleanupPodName(pvA, claimA)
 		recycleFinish(t, c, recycleWaitPod(t, c, ns, name, ""), corev1.PodSucceeded, "")
 		pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pvA}}
-		waitFor(t, c, pv, func() error {
+		envtestutil.WaitFor(t, c, pv, func() error {
 			if pv.Spec.ClaimRef != nil {
 				return fmt.Errorf("claimRef %+v", pv.Spec.ClaimRef)
 			}
@@ -122,7 +123,7 @@ func TestTierRecycle(t *testing.T) {
 			t.Errorf("annotations %v: the failures should be cleared", pv.Annotations)
 		}
 		tierWaitEvent(t, c, "recycle", "PersistentVolumeRecycled", pvA)
-		waitGone(t, c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
+		envtestutil.WaitGone(t, c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
 		// The PersistentVolume controller makes a volume without a claimRef Available.
 		pv.Status.Phase = corev1.VolumeAvailable
 		if err := c.Status().Update(ctx, pv); err != nil {
@@ -220,7 +221,7 @@ func tierReleaseAs(t *testing.T, c client.Client, name, claim string, uid types.
 func recycleWaitPod(t *testing.T, c client.Client, ns, name string, not types.UID) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-	waitFor(t, c, pod, func() error {
+	envtestutil.WaitFor(t, c, pod, func() error {
 		if pod.UID == not || !pod.DeletionTimestamp.IsZero() {
 			return fmt.Errorf("pod %s not (re)created yet", name)
 		}
@@ -247,7 +248,7 @@ func recycleFinish(t *testing.T, c client.Client, pod *corev1.Pod, phase corev1.
 // recycleWaitCounts waits until the tier's status counts that many Released and recycling volumes.
 func recycleWaitCounts(t *testing.T, c client.Client, tier *v1alpha1.StorageTier, released, recycling int32) {
 	t.Helper()
-	waitFor(t, c, tier, func() error {
+	envtestutil.WaitFor(t, c, tier, func() error {
 		if s := tier.Status; s.ReleasedPersistentVolumes != released || s.RecyclingPersistentVolumes != recycling {
 			return fmt.Errorf("released %d, recycling %d; want %d, %d", s.ReleasedPersistentVolumes, s.RecyclingPersistentVolumes, released, recycling)
 		}

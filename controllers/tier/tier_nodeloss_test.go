@@ -1,4 +1,4 @@
-package controllers_test
+package tier_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/testutil"
 )
@@ -22,9 +23,9 @@ import (
 // status.lostClaims) and deletes none; opted in, it deletes exactly those two; the claim on the
 // healthy node stays. A pipeline whose claims are lost says so in StorageReady.
 func TestTierNodeLoss(t *testing.T) {
-	o := startOperator(t)
+	o := envtestutil.StartOperator(t)
 	ctx := context.Background()
-	c := o.c
+	c := o.C
 	const ns = "team-loss"
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
@@ -43,8 +44,8 @@ func TestTierNodeLoss(t *testing.T) {
 	for i, n := range []string{"loss-1", "loss-2", "loss-3"} {
 		claims[n] = lossBind(t, c, desired.PersistentVolumeName("loss", n, "/mnt/a"), ns, fmt.Sprintf("data-%d", i))
 	}
-	waitFor(t, c, tier, func() error {
-		return condition(tier.Status.Conditions, v1alpha1.ConditionVolumesLost, metav1.ConditionFalse, v1alpha1.ReasonNoneLost)
+	envtestutil.WaitFor(t, c, tier, func() error {
+		return envtestutil.Condition(tier.Status.Conditions, v1alpha1.ConditionVolumesLost, metav1.ConditionFalse, v1alpha1.ReasonNoneLost)
 	})
 
 	t.Run("a deleted node and a node NotReady beyond the grace period", func(t *testing.T) {
@@ -54,8 +55,8 @@ func TestTierNodeLoss(t *testing.T) {
 		lossSetReady(t, c, "loss-3", corev1.ConditionUnknown, time.Now().Add(-time.Minute))
 		// The node's status is not watched: a label change brings the tier round at once.
 		tierLabelNode(t, c, "loss-3", "example.com/touched", "1")
-		waitFor(t, c, tier, func() error {
-			if err := condition(tier.Status.Conditions, v1alpha1.ConditionVolumesLost, metav1.ConditionTrue, v1alpha1.ReasonNodeLost); err != nil {
+		envtestutil.WaitFor(t, c, tier, func() error {
+			if err := envtestutil.Condition(tier.Status.Conditions, v1alpha1.ConditionVolumesLost, metav1.ConditionTrue, v1alpha1.ReasonNodeLost); err != nil {
 				return err
 			}
 			if got, want := fmt.Sprint(tier.Status.LostClaims), fmt.Sprintf("[%s/data-1 %s/data-2]", ns, ns); got != want {
@@ -100,12 +101,12 @@ func TestTierNodeLoss(t *testing.T) {
 // TestPipelineNodeLoss: a claim of the pipeline's namespace bound to a sample tier's volume on a
 // deleted node makes StorageReady False, NodeLost, naming it.
 func TestPipelineNodeLoss(t *testing.T) {
-	o := startOperator(t)
+	o := envtestutil.StartOperator(t)
 	ctx := context.Background()
-	c := o.c
-	ns, tiers := o.createSamples(t)
+	c := o.C
+	ns, tiers := o.CreateSamples(t)
 	tier := &v1alpha1.StorageTier{ObjectMeta: metav1.ObjectMeta{Name: tiers["nvme-local"]}}
-	waitFor(t, c, tier, func() error {
+	envtestutil.WaitFor(t, c, tier, func() error {
 		if tier.Status.PersistentVolumes == 0 {
 			return fmt.Errorf("no volumes yet")
 		}
@@ -117,11 +118,11 @@ func TestPipelineNodeLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Name: "sensors", Namespace: ns}}
-	waitFor(t, c, p, func() error {
-		if err := condition(p.Status.Conditions, v1alpha1.ConditionStorageReady, metav1.ConditionFalse, v1alpha1.ReasonNodeLost); err != nil {
+	envtestutil.WaitFor(t, c, p, func() error {
+		if err := envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionStorageReady, metav1.ConditionFalse, v1alpha1.ReasonNodeLost); err != nil {
 			return err
 		}
-		if msg := meta(p, v1alpha1.ConditionStorageReady).Message; !strings.Contains(msg, "data-0-sensors-broker-0 (tier "+tier.Name+")") {
+		if msg := envtestutil.Meta(p, v1alpha1.ConditionStorageReady).Message; !strings.Contains(msg, "data-0-sensors-broker-0 (tier "+tier.Name+")") {
 			return fmt.Errorf("StorageReady message does not name the claim: %q", msg)
 		}
 		return nil

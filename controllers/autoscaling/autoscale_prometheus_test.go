@@ -1,4 +1,4 @@
-package controllers_test
+package autoscaling_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/testutil"
 )
@@ -133,23 +134,23 @@ func startPrometheus(t *testing.T, target string) string {
 // the link budget grows the broker KafkaNodePool; lower traffic shrinks it, only after the
 // stabilisation window, and not while partitions are under-replicated.
 func TestAutoscalerWithPrometheus(t *testing.T) {
-	o := startOperator(t)
-	ns, _ := o.createSamples(t)
+	o := envtestutil.StartOperator(t)
+	ns, _ := o.CreateSamples(t)
 	ctx := context.Background()
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
-	waitPlanned(t, o.c, p, func() error { return nil })
+	envtestutil.WaitPlanned(t, o.C, p, func() error { return nil })
 
 	exp := newSyntheticExporter(t, p, 3)
 	exp.set(200e6, 0) // 3 brokers send 67 MB/s each: within 80 % of 112.5 MB/s
 	url := startPrometheus(t, strings.TrimPrefix(exp.srv.URL, "http://"))
-	enableAutoscaling(t, o.c, p, url)
+	enableAutoscaling(t, o.C, p, url)
 
-	replicas := func() int64 { return brokerReplicas(t, o.c, p) }
+	replicas := func() int64 { return envtestutil.BrokerReplicas(t, o.C, p) }
 	testutil.Eventually(t, 60*time.Second, "Autoscaling=True", func() error {
-		if err := o.c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+		if err := o.C.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
 			return err
 		}
-		return condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionTrue, v1alpha1.ReasonAutoscalingActive)
+		return envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionTrue, v1alpha1.ReasonAutoscalingActive)
 	})
 	if got := replicas(); got != 3 {
 		t.Fatalf("broker pool has %d replicas at 200 MB/s, want 3", got)
@@ -169,7 +170,7 @@ func TestAutoscalerWithPrometheus(t *testing.T) {
 	lowered := time.Now()
 	exp.set(100e6, 2)
 	testutil.Eventually(t, 90*time.Second, "a held-back scale-down", func() error {
-		if err := o.c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+		if err := o.C.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
 			return err
 		}
 		d := p.Status.Autoscaling.LastDecision
@@ -192,7 +193,7 @@ func TestAutoscalerWithPrometheus(t *testing.T) {
 		if got := replicas(); got != 3 {
 			return fmt.Errorf("%d replicas", got)
 		}
-		if err := o.c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+		if err := o.C.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
 			return err
 		}
 		if d := p.Status.Autoscaling.LastDecision; d == nil || d.Action != v1alpha1.ActionScaleDown || d.Reason != "LinkUnderused" {

@@ -1,4 +1,4 @@
-package controllers_test
+package pipeline_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	pipelinemetrics "github.com/strata-dev/strata/internal/metrics"
 	"github.com/strata-dev/strata/internal/testutil"
 )
@@ -57,10 +58,10 @@ func pipelineSeries(t *testing.T, ns, name string) map[string]float64 {
 // TestPipelineMetrics: a planned pipeline's figures are on the pipeline metrics' registry, and
 // they go when the pipeline is deleted.
 func TestPipelineMetrics(t *testing.T) {
-	o := startOperator(t)
-	ns, _ := o.createSamples(t)
+	o := envtestutil.StartOperator(t)
+	ns, _ := o.CreateSamples(t)
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
-	waitPlanned(t, o.c, p, func() error { return nil })
+	envtestutil.WaitPlanned(t, o.C, p, func() error { return nil })
 
 	var got map[string]float64
 	_ = testutil.Wait(time.Minute, func() error { // the table below says what is missing
@@ -85,7 +86,7 @@ func TestPipelineMetrics(t *testing.T) {
 		}
 	}
 
-	if err := o.c.Delete(context.Background(), p); err != nil {
+	if err := o.C.Delete(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, time.Minute, "the deleted pipeline's series to go", func() error {

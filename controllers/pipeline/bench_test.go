@@ -1,4 +1,4 @@
-package controllers_test
+package pipeline_test
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/internal/controlplane"
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/testutil"
@@ -55,10 +56,10 @@ func scale(b *testing.B, n int) {
 	ctx := context.Background()
 	peak := watchHeap()
 	defer peak.stop()
-	o := startOperator(b)
+	o := envtestutil.StartOperator(b)
 
 	// The ceiling: plain ConfigMaps created one after another by one client.
-	cmNS, err := controlplane.NewNamespace(ctx, o.c, "ceiling")
+	cmNS, err := controlplane.NewNamespace(ctx, o.C, "ceiling")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,20 +67,20 @@ func scale(b *testing.B, n int) {
 	for i := 0; i < n; i++ {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cmNS, Name: fmt.Sprintf("cm-%04d", i)},
 			Data: map[string]string{"k": "v"}}
-		if err := o.c.Create(ctx, cm); err != nil {
+		if err := o.C.Create(ctx, cm); err != nil {
 			b.Fatal(err)
 		}
 	}
 	ceiling := float64(n) / time.Since(start).Seconds()
 
-	ns, _ := o.createSamples(b)
+	ns, _ := o.CreateSamples(b)
 	template := &unstructured.Unstructured{}
 	template.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("AnalyticsPipeline"))
-	if err := o.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sensors"}, template); err != nil {
+	if err := o.C.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sensors"}, template); err != nil {
 		b.Fatal(err)
 	}
 	waitAll(b, o, ns, 1) // the sample itself
-	writesBefore := o.writes.Load()
+	writesBefore := o.Writes.Load()
 
 	b.ResetTimer()
 	start = time.Now()
@@ -89,28 +90,28 @@ func scale(b *testing.B, n int) {
 			"metadata": map[string]any{"namespace": ns, "name": fmt.Sprintf("p-%04d", i)},
 			"spec":     template.Object["spec"],
 		}}
-		if err := o.c.Create(ctx, p); err != nil {
+		if err := o.C.Create(ctx, p); err != nil {
 			b.Fatal(err)
 		}
 	}
 	waitAll(b, o, ns, n)
 	elapsed := time.Since(start)
 	b.StopTimer()
-	quiet(o.writes, 3*time.Second) // late status updates belong to the creation, not the resync
-	writes := o.writes.Load() - writesBefore
+	quiet(o.Writes, 3*time.Second) // late status updates belong to the creation, not the resync
+	writes := o.Writes.Load() - writesBefore
 
 	// A full resync: a new operator process starts from nothing but the cluster's state; each
 	// pipeline's first reconcile is where its writes would be.
 	list := &v1alpha1.AnalyticsPipelineList{}
-	if err := o.c.List(ctx, list, client.InNamespace(ns)); err != nil {
+	if err := o.C.List(ctx, list, client.InNamespace(ns)); err != nil {
 		b.Fatal(err)
 	}
-	o.stopManager()
-	o.startManager(b)
+	o.StopManager()
+	o.StartManager(b)
 	resync := 0
 	for i := range list.Items {
 		p := &list.Items[i]
-		resync += o.history.finished(b, "analyticspipeline", client.ObjectKeyFromObject(p), saw("AnalyticsPipeline", p, p.ResourceVersion)).writes
+		resync += o.History.Finished(b, "analyticspipeline", client.ObjectKeyFromObject(p), envtestutil.Saw("AnalyticsPipeline", p, p.ResourceVersion)).Writes
 	}
 
 	b.ReportMetric(elapsed.Seconds(), "s-until-planned")
@@ -121,28 +122,28 @@ func scale(b *testing.B, n int) {
 	b.ReportMetric(float64(peak.max.Load())/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(vmHWM())/(1<<10), "peak-rss-MiB")
 	if resync != 0 {
-		b.Errorf("a full resync with nothing changed made %d writes, want 0: %v", resync, writesByKind(o.byKind))
+		b.Errorf("a full resync with nothing changed made %d writes, want 0: %v", resync, envtestutil.WritesByKind(o.ByKind))
 	}
 }
 
 // waitAll waits until n pipelines in ns are planned and each has its SparkApplication, the
 // child applied last.
-func waitAll(b *testing.B, o *operator, ns string, n int) {
+func waitAll(b *testing.B, o *envtestutil.Operator, ns string, n int) {
 	b.Helper()
 	ctx := context.Background()
 	testutil.Eventually(b, 20*time.Minute, fmt.Sprintf("%d pipelines planned", n), func() error {
 		list := &v1alpha1.AnalyticsPipelineList{}
 		apps := &unstructured.UnstructuredList{}
 		apps.SetGroupVersionKind(desired.SparkApplicationGVK.GroupVersion().WithKind("SparkApplicationList"))
-		if err := o.c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		if err := o.C.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return err
 		}
-		if err := o.c.List(ctx, apps, client.InNamespace(ns)); err != nil {
+		if err := o.C.List(ctx, apps, client.InNamespace(ns)); err != nil {
 			return err
 		}
 		planned := 0
 		for i := range list.Items {
-			if condition(list.Items[i].Status.Conditions, v1alpha1.ConditionPlanValid, metav1.ConditionTrue, "") == nil {
+			if envtestutil.Condition(list.Items[i].Status.Conditions, v1alpha1.ConditionPlanValid, metav1.ConditionTrue, "") == nil {
 				planned++
 			}
 		}

@@ -1,4 +1,4 @@
-package controllers_test
+package pipeline_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -18,14 +19,14 @@ import (
 // down; asking for 1 in spec.kafka.minInSyncReplicas applies 1 and turns KafkaDurable False,
 // saying what can be lost.
 func TestKafkaDurability(t *testing.T) {
-	o := startOperator(t)
-	ns, _ := o.createSamples(t)
+	o := envtestutil.StartOperator(t)
+	ns, _ := o.CreateSamples(t)
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
 
 	minISR := func(want int64) func() error {
 		return func() error {
-			k := child(t, o.c, desired.KafkaGVK, ns, desired.KafkaName(p))
-			topic := child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p))
+			k := envtestutil.Child(t, o.C, desired.KafkaGVK, ns, desired.KafkaName(p))
+			topic := envtestutil.Child(t, o.C, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p))
 			if k == nil || topic == nil {
 				return fmt.Errorf("no Kafka or KafkaTopic yet")
 			}
@@ -38,24 +39,24 @@ func TestKafkaDurability(t *testing.T) {
 		}
 	}
 
-	waitPlanned(t, o.c, p, func() error {
-		if err := condition(p.Status.Conditions, v1alpha1.ConditionKafkaDurable, metav1.ConditionTrue, v1alpha1.ReasonReplicatedWrites); err != nil {
+	envtestutil.WaitPlanned(t, o.C, p, func() error {
+		if err := envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionKafkaDurable, metav1.ConditionTrue, v1alpha1.ReasonReplicatedWrites); err != nil {
 			return err
 		}
 		return minISR(2)()
 	})
-	if msg := meta(p, v1alpha1.ConditionKafkaDurable).Message; !strings.Contains(msg, "refused") {
+	if msg := envtestutil.Meta(p, v1alpha1.ConditionKafkaDurable).Message; !strings.Contains(msg, "refused") {
 		t.Errorf("KafkaDurable with replication factor 2 does not say producers are refused while a broker is down: %q", msg)
 	}
 
-	updateSpec(t, o.c, p, func() { p.Spec.Kafka.MinInSyncReplicas = ptr.To[int32](1) })
-	waitPlanned(t, o.c, p, func() error {
-		if err := condition(p.Status.Conditions, v1alpha1.ConditionKafkaDurable, metav1.ConditionFalse, v1alpha1.ReasonSingleCopyWrites); err != nil {
+	envtestutil.UpdateSpec(t, o.C, p, func() { p.Spec.Kafka.MinInSyncReplicas = ptr.To[int32](1) })
+	envtestutil.WaitPlanned(t, o.C, p, func() error {
+		if err := envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionKafkaDurable, metav1.ConditionFalse, v1alpha1.ReasonSingleCopyWrites); err != nil {
 			return err
 		}
 		return minISR(1)()
 	})
-	msg := meta(p, v1alpha1.ConditionKafkaDurable).Message
+	msg := envtestutil.Meta(p, v1alpha1.ConditionKafkaDurable).Message
 	for _, want := range []string{"spec.kafka.minInSyncReplicas", "loses acknowledged writes"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("KafkaDurable message %q does not say %q", msg, want)

@@ -1,4 +1,4 @@
-package controllers_test
+package autoscaling_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers/autoscaling"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/internal/autoscale"
 )
 
@@ -23,15 +24,15 @@ func TestAutoscalerStatusIsItsOwn(t *testing.T) {
 	// Saturated links: 5 brokers (TestAutoscalerWithAFakeSource has the arithmetic).
 	src.set(map[autoscale.Signal]float64{autoscale.BrokerTransmitBytes: 370e6, autoscale.BrokerReceiveBytes: 300e6,
 		autoscale.UnderReplicatedPartitions: 0, autoscale.ElasticsearchIndexingRate: 1000})
-	enableAutoscaling(t, o.c, p, "http://prometheus.invalid:9090")
-	waitFor(t, o.c, p, func() error {
+	enableAutoscaling(t, o.C, p, "http://prometheus.invalid:9090")
+	envtestutil.WaitFor(t, o.C, p, func() error {
 		if a := p.Status.Autoscaling; a == nil || a.Brokers != 5 {
 			return fmt.Errorf("status.autoscaling %+v", p.Status.Autoscaling)
 		}
-		if p.Status.Plan == nil || p.Status.Plan.Brokers != 5 || brokerReplicas(t, o.c, p) != 5 {
+		if p.Status.Plan == nil || p.Status.Plan.Brokers != 5 || envtestutil.BrokerReplicas(t, o.C, p) != 5 {
 			return fmt.Errorf("the plan and the pool are not at 5 brokers yet")
 		}
-		return condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionTrue, v1alpha1.ReasonAutoscalingActive)
+		return envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionTrue, v1alpha1.ReasonAutoscalingActive)
 	})
 
 	// Who owns what: the autoscaler's manager the status.autoscaling and its condition, on the
@@ -60,18 +61,18 @@ func TestAutoscalerStatusIsItsOwn(t *testing.T) {
 	decided := p.Status.Autoscaling.LastDecision.DeepCopy()
 
 	// A new operator, and Prometheus without samples: nothing to decide from.
-	o.stopManager()
+	o.StopManager()
 	src.set(nil)
-	o.startManager(t)
-	waitFor(t, o.c, p, func() error {
-		return condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonMetricsUnavailable)
+	o.StartManager(t)
+	envtestutil.WaitFor(t, o.C, p, func() error {
+		return envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionAutoscaling, metav1.ConditionFalse, v1alpha1.ReasonMetricsUnavailable)
 	})
 	// The pipeline reconciler woken by that write has planned with the status' targets.
-	o.history.finished(t, "analyticspipeline", client.ObjectKeyFromObject(p), saw("AnalyticsPipeline", p, p.ResourceVersion))
-	if err := o.c.Get(t.Context(), client.ObjectKeyFromObject(p), p); err != nil {
+	o.History.Finished(t, "analyticspipeline", client.ObjectKeyFromObject(p), envtestutil.Saw("AnalyticsPipeline", p, p.ResourceVersion))
+	if err := o.C.Get(t.Context(), client.ObjectKeyFromObject(p), p); err != nil {
 		t.Fatal(err)
 	}
-	if got := brokerReplicas(t, o.c, p); got != 5 || p.Status.Plan.Brokers != 5 {
+	if got := envtestutil.BrokerReplicas(t, o.C, p); got != 5 || p.Status.Plan.Brokers != 5 {
 		t.Errorf("after a restart the plan has %d brokers and the pool %d, want the 5 decided before it", p.Status.Plan.Brokers, got)
 	}
 	if a := p.Status.Autoscaling; a == nil || a.Brokers != 5 || a.LastDecision == nil || !a.LastDecision.Time.Equal(&decided.Time) {

@@ -1,4 +1,4 @@
-package controllers_test
+package pipeline_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/controllers/pipeline"
 	"github.com/strata-dev/strata/internal/desired"
 )
@@ -24,16 +25,16 @@ import (
 // the Elasticsearch has no pods, and the claims stay Terminating (kubernetes.io/pvc-protection)
 // once deleted.
 func TestPipelineDeleteTakesEveryElasticsearchClaim(t *testing.T) {
-	o := startOperator(t)
+	o := envtestutil.StartOperator(t)
 	ctx := context.Background()
-	c := o.c
-	ns, _ := o.createSamples(t)
+	c := o.C
+	ns, _ := o.CreateSamples(t)
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Name: "sensors", Namespace: ns}}
 	if err := c.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"volumeReclaimPolicy":"Delete"}}`))); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, c, p, func() error {
-		if !sliceHas(p.Finalizers, pipeline.DeleteFinalizer) || sliceHas(p.Finalizers, pipeline.RetainFinalizer) {
+	envtestutil.WaitFor(t, c, p, func() error {
+		if !envtestutil.SliceHas(p.Finalizers, pipeline.DeleteFinalizer) || envtestutil.SliceHas(p.Finalizers, pipeline.RetainFinalizer) {
 			return fmt.Errorf("finalizers %v, want %s only", p.Finalizers, pipeline.DeleteFinalizer)
 		}
 		return nil
@@ -58,8 +59,8 @@ func TestPipelineDeleteTakesEveryElasticsearchClaim(t *testing.T) {
 	if err := c.Delete(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, c, p)
-	waitGone(t, c, es)
+	envtestutil.WaitGone(t, c, p)
+	envtestutil.WaitGone(t, c, es)
 	got := &corev1.PersistentVolumeClaim{}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(orphan), got); err == nil && got.DeletionTimestamp == nil {
 		t.Errorf("claim %s of the deleted pipeline's Elasticsearch is not deleted", orphan.Name)

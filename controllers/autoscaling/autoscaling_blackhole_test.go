@@ -1,4 +1,4 @@
-package controllers_test
+package autoscaling_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/testutil"
 )
@@ -88,19 +89,19 @@ func TestBlackholedPrometheusStallsNoPipeline(t *testing.T) {
 	// Longer than any wait below (waitFor gives up after a minute), so a reading ends only when
 	// the blackhole lets go; the blackhole lets go before the manager stops.
 	access.QueryTimeout, access.Deadline = 10*time.Minute, 10*time.Minute
-	o := startOperatorWith(t, []controllers.Option{controllers.WithPrometheusAccess(access)})
+	o := envtestutil.StartOperatorWith(t, []controllers.Option{controllers.WithPrometheusAccess(access)})
 	prom := blackhole(t)
 	var hung []*v1alpha1.AnalyticsPipeline
 	for i := 0; i < 5; i++ {
-		ns, _ := o.createSamples(t)
+		ns, _ := o.CreateSamples(t)
 		p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
-		waitPlanned(t, o.c, p, func() error { return nil })
-		enableAutoscaling(t, o.c, p, prom.url)
+		envtestutil.WaitPlanned(t, o.C, p, func() error { return nil })
+		enableAutoscaling(t, o.C, p, prom.url)
 		hung = append(hung, p)
 	}
-	ns, _ := o.createSamples(t)
+	ns, _ := o.CreateSamples(t)
 	other := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
-	waitPlanned(t, o.c, other, func() error { return nil })
+	envtestutil.WaitPlanned(t, o.C, other, func() error { return nil })
 	// Every autoscaling worker (four) is stuck in a reading.
 	testutil.Eventually(t, 5*time.Minute, "the readings to reach Prometheus", func() error {
 		if n := prom.open.Load(); n < 4 {
@@ -110,8 +111,8 @@ func TestBlackholedPrometheusStallsNoPipeline(t *testing.T) {
 	})
 
 	start := time.Now()
-	updateSpec(t, o.c, other, func() { other.Spec.Workload.MessagesPerSecond = 20000 })
-	waitPlanned(t, o.c, other, func() error {
+	envtestutil.UpdateSpec(t, o.C, other, func() { other.Spec.Workload.MessagesPerSecond = 20000 })
+	envtestutil.WaitPlanned(t, o.C, other, func() error {
 		if other.Status.Plan.Brokers != 5 {
 			return fmt.Errorf("plan has %d brokers, want 5", other.Status.Plan.Brokers)
 		}
@@ -123,10 +124,10 @@ func TestBlackholedPrometheusStallsNoPipeline(t *testing.T) {
 		t.Errorf("only %d readings still hang after the change was planned: the plan may have waited for them", n)
 	}
 	for _, p := range hung {
-		if err := o.c.Get(context.Background(), client.ObjectKeyFromObject(p), p); err != nil {
+		if err := o.C.Get(context.Background(), client.ObjectKeyFromObject(p), p); err != nil {
 			t.Fatal(err)
 		}
-		if c := meta(p, v1alpha1.ConditionAutoscaling); c != nil && c.Reason == v1alpha1.ReasonMetricsUnavailable {
+		if c := envtestutil.Meta(p, v1alpha1.ConditionAutoscaling); c != nil && c.Reason == v1alpha1.ReasonMetricsUnavailable {
 			t.Fatalf("%s reports %q while its reading still hangs: the check below would prove nothing", p.Namespace, c.Message)
 		}
 	}
@@ -136,10 +137,10 @@ func TestBlackholedPrometheusStallsNoPipeline(t *testing.T) {
 	prom.release()
 	for _, p := range hung {
 		testutil.Eventually(t, 5*time.Minute, p.Namespace+" to report its failed reading", func() error {
-			if err := o.c.Get(context.Background(), client.ObjectKeyFromObject(p), p); err != nil {
+			if err := o.C.Get(context.Background(), client.ObjectKeyFromObject(p), p); err != nil {
 				return err
 			}
-			c := meta(p, v1alpha1.ConditionAutoscaling)
+			c := envtestutil.Meta(p, v1alpha1.ConditionAutoscaling)
 			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonMetricsUnavailable ||
 				!strings.Contains(c.Message, "nothing is scaled") {
 				return fmt.Errorf("Autoscaling condition %+v", c)
@@ -148,8 +149,8 @@ func TestBlackholedPrometheusStallsNoPipeline(t *testing.T) {
 		})
 	}
 	t.Logf("the five pipelines reported their failed readings %s after Prometheus let go", time.Since(start))
-	updateSpec(t, o.c, other, func() { other.Spec.Workload.MessagesPerSecond = 10000 })
-	waitPlanned(t, o.c, other, func() error {
+	envtestutil.UpdateSpec(t, o.C, other, func() { other.Spec.Workload.MessagesPerSecond = 10000 })
+	envtestutil.WaitPlanned(t, o.C, other, func() error {
 		if other.Status.Plan.Brokers == 5 {
 			return fmt.Errorf("plan still has 5 brokers")
 		}

@@ -1,4 +1,4 @@
-package controllers_test
+package pipeline_test
 
 import (
 	"context"
@@ -13,15 +13,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
 // esUserSecret reads the job's Elasticsearch user Secret; nil when there is none.
-func esUserSecret(t *testing.T, o *operator, p *v1alpha1.AnalyticsPipeline) *corev1.Secret {
+func esUserSecret(t *testing.T, o *envtestutil.Operator, p *v1alpha1.AnalyticsPipeline) *corev1.Secret {
 	t.Helper()
 	s := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: p.Namespace, Name: desired.ElasticsearchUserSecretName(p)}
-	if err := o.c.Get(context.Background(), key, s); err != nil {
+	if err := o.C.Get(context.Background(), key, s); err != nil {
 		return nil
 	}
 	return s
@@ -34,10 +35,10 @@ func esUserSecret(t *testing.T, o *operator, p *v1alpha1.AnalyticsPipeline) *cor
 // with nothing changed write nothing (the password is never generated again); a password put
 // into the Secret stays; a deleted Secret is made again with a new one.
 func TestJobCredentials(t *testing.T) {
-	o := startOperator(t)
-	ns, _ := o.createSamples(t)
+	o := envtestutil.StartOperator(t)
+	ns, _ := o.CreateSamples(t)
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
-	waitPlanned(t, o.c, p, func() error {
+	envtestutil.WaitPlanned(t, o.C, p, func() error {
 		if esUserSecret(t, o, p) == nil {
 			return fmt.Errorf("no Secret %s yet", desired.ElasticsearchUserSecretName(p))
 		}
@@ -45,7 +46,7 @@ func TestJobCredentials(t *testing.T) {
 	})
 
 	// Kafka: SCRAM on the job's listener, simple authorization, the User Operator.
-	kafka := child(t, o.c, desired.KafkaGVK, ns, desired.KafkaName(p))
+	kafka := envtestutil.Child(t, o.C, desired.KafkaGVK, ns, desired.KafkaName(p))
 	listeners, _, _ := unstructured.NestedSlice(kafka.Object, "spec", "kafka", "listeners")
 	if auth, _, _ := unstructured.NestedString(listeners[0].(map[string]any), "authentication", "type"); auth != "scram-sha-512" {
 		t.Errorf("listener %v: authentication %q, want scram-sha-512", listeners[0], auth)
@@ -58,9 +59,9 @@ func TestJobCredentials(t *testing.T) {
 	}
 
 	// The KafkaUser's ACLs are the job's topic and group, as the SparkApplication configures it.
-	app := child(t, o.c, desired.SparkApplicationGVK, ns, desired.SparkApplicationName(p))
+	app := envtestutil.Child(t, o.C, desired.SparkApplicationGVK, ns, desired.SparkApplicationName(p))
 	conf, _, _ := unstructured.NestedStringMap(app.Object, "spec", "sparkConf")
-	user := child(t, o.c, desired.KafkaUserGVK, ns, desired.KafkaUserName(p))
+	user := envtestutil.Child(t, o.C, desired.KafkaUserGVK, ns, desired.KafkaUserName(p))
 	if user == nil {
 		t.Fatalf("no KafkaUser %s", desired.KafkaUserName(p))
 	}
@@ -102,7 +103,7 @@ func TestJobCredentials(t *testing.T) {
 	}
 
 	// Elasticsearch: ECK gets the user and the role through spec.auth.
-	es := child(t, o.c, desired.ElasticsearchGVK, ns, desired.ElasticsearchName(p))
+	es := envtestutil.Child(t, o.C, desired.ElasticsearchGVK, ns, desired.ElasticsearchName(p))
 	realm, _, _ := unstructured.NestedSlice(es.Object, "spec", "auth", "fileRealm")
 	roles, _, _ := unstructured.NestedSlice(es.Object, "spec", "auth", "roles")
 	if len(realm) != 1 || realm[0].(map[string]any)["secretName"] != desired.ElasticsearchUserSecretName(p) ||
@@ -110,7 +111,7 @@ func TestJobCredentials(t *testing.T) {
 		t.Errorf("Elasticsearch spec.auth fileRealm %v roles %v", realm, roles)
 	}
 	rolesSecret := &corev1.Secret{}
-	if err := o.c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: desired.ElasticsearchRolesSecretName(p)},
+	if err := o.C.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: desired.ElasticsearchRolesSecretName(p)},
 		rolesSecret); err != nil {
 		t.Fatal(err)
 	}
@@ -126,9 +127,9 @@ func TestJobCredentials(t *testing.T) {
 		t.Fatalf("Secret %s: type %s, username %q, a password of %d characters", secret.Name, secret.Type,
 			secret.Data["username"], len(first))
 	}
-	o.settle(t, p)
-	if r := o.touch(t, p); r.writes != 0 || r.err != nil {
-		t.Errorf("a reconcile with nothing changed made %d writes (err %v)", r.writes, r.err)
+	o.Settle(t, p)
+	if r := o.Touch(t, p); r.Writes != 0 || r.Err != nil {
+		t.Errorf("a reconcile with nothing changed made %d writes (err %v)", r.Writes, r.Err)
 	}
 	if now := string(esUserSecret(t, o, p).Data["password"]); now != first {
 		t.Errorf("the password changed from %q to %q", first, now)
@@ -136,21 +137,21 @@ func TestJobCredentials(t *testing.T) {
 
 	// A password put into the Secret (a rotation) stays.
 	secret.Data["password"] = []byte("rotated-by-hand-0123456789")
-	if err := o.c.Update(context.Background(), secret); err != nil {
+	if err := o.C.Update(context.Background(), secret); err != nil {
 		t.Fatal(err)
 	}
-	if r := o.touch(t, p); r.err != nil {
-		t.Fatal(r.err)
+	if r := o.Touch(t, p); r.Err != nil {
+		t.Fatal(r.Err)
 	}
 	if now := string(esUserSecret(t, o, p).Data["password"]); now != "rotated-by-hand-0123456789" {
 		t.Errorf("the operator replaced the rotated password with %q", now)
 	}
 
 	// A deleted Secret is made again, with a new password.
-	if err := o.c.Delete(context.Background(), secret); err != nil {
+	if err := o.C.Delete(context.Background(), secret); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, o.c, p, func() error {
+	envtestutil.WaitFor(t, o.C, p, func() error {
 		s := esUserSecret(t, o, p)
 		if s == nil || s.UID == secret.UID {
 			return fmt.Errorf("Secret not made again yet")

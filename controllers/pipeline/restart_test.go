@@ -1,4 +1,4 @@
-package controllers_test
+package pipeline_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -19,14 +20,14 @@ import (
 // operator was down: the live SparkApplication still holds everything desired, so only the
 // fields the strata field manager owns tell that the key is to go.
 func TestFieldDroppedAcrossRestart(t *testing.T) {
-	o := startOperator(t)
-	ns, _ := o.createSamples(t)
+	o := envtestutil.StartOperator(t)
+	ns, _ := o.CreateSamples(t)
 	ctx := context.Background()
 	const key = "spark.ui.showConsoleProgress"
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
-	waitPlanned(t, o.c, p, func() error { return nil })
+	envtestutil.WaitPlanned(t, o.C, p, func() error { return nil })
 	sparkConf := func() (string, bool) {
-		app := child(t, o.c, desired.SparkApplicationGVK, ns, desired.SparkApplicationName(p))
+		app := envtestutil.Child(t, o.C, desired.SparkApplicationGVK, ns, desired.SparkApplicationName(p))
 		if app == nil {
 			return "", false
 		}
@@ -36,23 +37,23 @@ func TestFieldDroppedAcrossRestart(t *testing.T) {
 	patch := func(value string) {
 		t.Helper()
 		body := fmt.Sprintf(`{"spec":{"spark":{"sparkConf":{%q:%s}}}}`, key, value)
-		if err := o.c.Patch(ctx, p, client.RawPatch("application/merge-patch+json", []byte(body))); err != nil {
+		if err := o.C.Patch(ctx, p, client.RawPatch("application/merge-patch+json", []byte(body))); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	patch(`"false"`)
-	waitPlanned(t, o.c, p, func() error {
+	envtestutil.WaitPlanned(t, o.C, p, func() error {
 		if v, ok := sparkConf(); !ok || v != "false" {
 			return fmt.Errorf("sparkConf[%s] = %q, %v", key, v, ok)
 		}
 		return nil
 	})
 
-	o.stopManager()
+	o.StopManager()
 	patch("null") // a merge patch's null removes the key
-	o.startManager(t)
-	waitPlanned(t, o.c, p, func() error {
+	o.StartManager(t)
+	envtestutil.WaitPlanned(t, o.C, p, func() error {
 		if v, ok := sparkConf(); ok {
 			return fmt.Errorf("sparkConf[%s] = %q is still on the SparkApplication", key, v)
 		}

@@ -1,4 +1,4 @@
-package controllers_test
+package pipeline_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/controllers/pipeline"
 	"github.com/strata-dev/strata/internal/desired"
 )
@@ -27,16 +28,16 @@ import (
 // Re-creating: the Kafka is created paused, given the retained ID in its status, then unpaused;
 // the checkpoint claim is adopted, the same claim with its offsets.
 func TestPipelineRetain(t *testing.T) {
-	o := startOperator(t)
+	o := envtestutil.StartOperator(t)
 	ctx := context.Background()
-	c := o.c
-	ns, _ := o.createSamples(t)
+	c := o.C
+	ns, _ := o.CreateSamples(t)
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Name: "sensors", Namespace: ns}}
 	const clusterID = "4Lb8cqMxQhW2fdJ0r1yT0g"
 
 	t.Run("the cluster ID is recorded", func(t *testing.T) {
-		waitFor(t, c, p, func() error {
-			if !sliceHas(p.Finalizers, pipeline.RetainFinalizer) {
+		envtestutil.WaitFor(t, c, p, func() error {
+			if !envtestutil.SliceHas(p.Finalizers, pipeline.RetainFinalizer) {
 				return fmt.Errorf("finalizers %v", p.Finalizers)
 			}
 			return nil
@@ -48,7 +49,7 @@ func TestPipelineRetain(t *testing.T) {
 		if err := c.Status().Update(ctx, kafka); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, c, p, func() error {
+		envtestutil.WaitFor(t, c, p, func() error {
 			if p.Status.KafkaClusterID != clusterID {
 				return fmt.Errorf("status.kafkaClusterId %q", p.Status.KafkaClusterID)
 			}
@@ -68,14 +69,14 @@ func TestPipelineRetain(t *testing.T) {
 	}
 	again := p.DeepCopy()
 	checkpoint := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors-checkpoint"}}
-	waitFor(t, c, checkpoint, func() error { return nil })
+	envtestutil.WaitFor(t, c, checkpoint, func() error { return nil })
 	checkpointUID := checkpoint.UID
 
 	t.Run("deleting unmanages the topic and records the ID on the claims", func(t *testing.T) {
 		if err := c.Delete(ctx, p); err != nil {
 			t.Fatal(err)
 		}
-		waitGone(t, c, p)
+		envtestutil.WaitGone(t, c, p)
 		kt := retainWaitChild(t, c, desired.KafkaTopicGVK, ns, "sensors")
 		if got := kt.GetAnnotations()["strimzi.io/managed"]; got != "false" {
 			t.Errorf("KafkaTopic annotation strimzi.io/managed %q, want \"false\": the Topic Operator would delete the topic's data", got)
@@ -109,7 +110,7 @@ func TestPipelineRetain(t *testing.T) {
 				t.Fatalf("%s: %v", gvk.Kind, err)
 			}
 		}
-		waitGone(t, c, retainObj(desired.KafkaGVK, ns, "sensors"))
+		envtestutil.WaitGone(t, c, retainObj(desired.KafkaGVK, ns, "sensors"))
 
 		again.ObjectMeta = metav1.ObjectMeta{Name: again.Name, Namespace: ns, Labels: again.Labels, Annotations: again.Annotations}
 		again.Status = v1alpha1.AnalyticsPipelineStatus{}
@@ -117,7 +118,7 @@ func TestPipelineRetain(t *testing.T) {
 			t.Fatal(err)
 		}
 		kafka := retainObj(desired.KafkaGVK, ns, "sensors")
-		waitFor(t, c, kafka, func() error {
+		envtestutil.WaitFor(t, c, kafka, func() error {
 			id, _, _ := unstructured.NestedString(kafka.Object, "status", "clusterId")
 			if id != clusterID {
 				return fmt.Errorf("status.clusterId %q, want %q", id, clusterID)
@@ -130,13 +131,13 @@ func TestPipelineRetain(t *testing.T) {
 		if owner := metav1.GetControllerOf(kafka); owner == nil || owner.UID != again.UID {
 			t.Errorf("Kafka owner %+v, want the new pipeline", owner)
 		}
-		waitFor(t, c, again, func() error {
+		envtestutil.WaitFor(t, c, again, func() error {
 			if again.Status.KafkaClusterID != clusterID {
 				return fmt.Errorf("status.kafkaClusterId %q", again.Status.KafkaClusterID)
 			}
 			return nil
 		})
-		waitFor(t, c, checkpoint, func() error {
+		envtestutil.WaitFor(t, c, checkpoint, func() error {
 			if owner := metav1.GetControllerOf(checkpoint); owner == nil || owner.UID != again.UID {
 				return fmt.Errorf("checkpoint claim owner %+v, want the new pipeline", owner)
 			}
@@ -152,8 +153,8 @@ func TestPipelineRetain(t *testing.T) {
 		if err := c.Patch(ctx, again, patch); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, c, again, func() error {
-			if sliceHas(again.Finalizers, pipeline.RetainFinalizer) {
+		envtestutil.WaitFor(t, c, again, func() error {
+			if envtestutil.SliceHas(again.Finalizers, pipeline.RetainFinalizer) {
 				return fmt.Errorf("finalizers %v", again.Finalizers)
 			}
 			return nil
@@ -172,6 +173,6 @@ func retainObj(gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstr
 func retainWaitChild(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {
 	t.Helper()
 	u := retainObj(gvk, ns, name)
-	waitFor(t, c, u, func() error { return nil })
+	envtestutil.WaitFor(t, c, u, func() error { return nil })
 	return u
 }

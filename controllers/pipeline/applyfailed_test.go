@@ -1,4 +1,4 @@
-package controllers_test
+package pipeline_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -20,7 +21,7 @@ import (
 // those after it in the apply order) are still applied, and the pipeline recovers once the child
 // is accepted.
 func TestApplyFailedIsReported(t *testing.T) {
-	o := startOperator(t)
+	o := envtestutil.StartOperator(t)
 	ctx := context.Background()
 	policy := &admissionv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "deny-topics"},
@@ -41,19 +42,19 @@ func TestApplyFailedIsReported(t *testing.T) {
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "deny-topics",
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
 	}
-	if err := o.c.Create(ctx, policy); err != nil {
+	if err := o.C.Create(ctx, policy); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.c.Create(ctx, binding); err != nil {
+	if err := o.C.Create(ctx, binding); err != nil {
 		t.Fatal(err)
 	}
-	ns, _ := o.createSamples(t)
+	ns, _ := o.CreateSamples(t)
 	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sensors"}}
-	waitFor(t, o.c, p, func() error {
-		if err := condition(p.Status.Conditions, v1alpha1.ConditionKafkaReady, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed); err != nil {
+	envtestutil.WaitFor(t, o.C, p, func() error {
+		if err := envtestutil.Condition(p.Status.Conditions, v1alpha1.ConditionKafkaReady, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed); err != nil {
 			return err
 		}
-		if msg := meta(p, v1alpha1.ConditionKafkaReady).Message; !strings.Contains(msg, "KafkaTopic") || !strings.Contains(msg, "topics are frozen") {
+		if msg := envtestutil.Meta(p, v1alpha1.ConditionKafkaReady).Message; !strings.Contains(msg, "KafkaTopic") || !strings.Contains(msg, "topics are frozen") {
 			return fmt.Errorf("KafkaReady should name the refused object and the reason: %q", msg)
 		}
 		return nil
@@ -63,24 +64,24 @@ func TestApplyFailedIsReported(t *testing.T) {
 		gvk  schema.GroupVersionKind
 		name string
 	}{{desired.ElasticsearchGVK, desired.ElasticsearchName(p)}, {desired.SparkApplicationGVK, desired.SparkApplicationName(p)}} {
-		if child(t, o.c, want.gvk, ns, want.name) == nil {
+		if envtestutil.Child(t, o.C, want.gvk, ns, want.name) == nil {
 			t.Errorf("%s %s was not applied: a refused KafkaTopic stopped the children after it", want.gvk.Kind, want.name)
 		}
 	}
-	if child(t, o.c, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p)) != nil {
+	if envtestutil.Child(t, o.C, desired.KafkaTopicGVK, ns, desired.KafkaTopicName(p)) != nil {
 		t.Fatal("the policy did not refuse the topic: the test proves nothing")
 	}
 	for _, c := range []string{v1alpha1.ConditionSparkReady, v1alpha1.ConditionElasticsearchReady} {
-		if r := meta(p, c); r == nil || r.Reason == v1alpha1.ReasonApplyFailed {
+		if r := envtestutil.Meta(p, c); r == nil || r.Reason == v1alpha1.ReasonApplyFailed {
 			t.Errorf("%s reports the topic's failure: %+v", c, r)
 		}
 	}
 
-	if err := o.c.Delete(ctx, binding); err != nil {
+	if err := o.C.Delete(ctx, binding); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, o.c, p, func() error {
-		if c := meta(p, v1alpha1.ConditionKafkaReady); c == nil || c.Reason == v1alpha1.ReasonApplyFailed {
+	envtestutil.WaitFor(t, o.C, p, func() error {
+		if c := envtestutil.Meta(p, v1alpha1.ConditionKafkaReady); c == nil || c.Reason == v1alpha1.ReasonApplyFailed {
 			return fmt.Errorf("KafkaReady still reports the refused apply: %+v", c)
 		}
 		if p.Status.Plan == nil {

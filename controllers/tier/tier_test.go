@@ -1,4 +1,4 @@
-package controllers_test
+package tier_test
 
 import (
 	"context"
@@ -26,6 +26,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/controllers/internal/envtestutil"
 	tierctl "github.com/strata-dev/strata/controllers/tier"
 	"github.com/strata-dev/strata/internal/controlplane"
 	"github.com/strata-dev/strata/internal/desired"
@@ -37,9 +38,9 @@ import (
 // path, nodes joining and leaving, a Bound volume kept, a capacity change, idempotence, and the
 // tier's deletion; then a StorageClass conflict and a selector no node matches.
 func TestTierLocal(t *testing.T) {
-	o := startOperator(t)
+	o := envtestutil.StartOperator(t)
 	ctx := context.Background()
-	c := o.c
+	c := o.C
 
 	tierCreateNode(t, c, "worker-1", map[string]string{"example.com/fast": "true", corev1.LabelHostname: "host-1"})
 	tierCreateNode(t, c, "worker-2", map[string]string{"example.com/fast": "true"}) // no hostname label
@@ -55,7 +56,7 @@ func TestTierLocal(t *testing.T) {
 		if !strings.Contains(tierReady(tier).Message, "2 node(s) × 2 path(s)") {
 			t.Errorf("Ready message: %q", tierReady(tier).Message)
 		}
-		if !sliceHas(tier.Finalizers, tierctl.TierFinalizer) {
+		if !envtestutil.SliceHas(tier.Finalizers, tierctl.TierFinalizer) {
 			t.Errorf("finalizers %v, want %s", tier.Finalizers, tierctl.TierFinalizer)
 		}
 
@@ -124,9 +125,9 @@ func TestTierLocal(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Proven on the reconcile that read the relabelled node.
-		r := o.history.finished(t, "storagetier", client.ObjectKeyFromObject(tier), saw("Node", node, node.ResourceVersion))
-		if r.writes != 0 || r.err != nil {
-			t.Errorf("the reconcile after a node's unrelated label changed made %d writes (err %v), want 0", r.writes, r.err)
+		r := o.History.Finished(t, "storagetier", client.ObjectKeyFromObject(tier), envtestutil.Saw("Node", node, node.ResourceVersion))
+		if r.Writes != 0 || r.Err != nil {
+			t.Errorf("the reconcile after a node's unrelated label changed made %d writes (err %v), want 0", r.Writes, r.Err)
 		}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(tier), tier); err != nil {
 			t.Fatal(err)
@@ -197,7 +198,7 @@ func TestTierLocal(t *testing.T) {
 		if err := c.Delete(ctx, tier); err != nil {
 			t.Fatal(err)
 		}
-		waitGone(t, c, tier)
+		envtestutil.WaitGone(t, c, tier)
 		var left []string
 		for _, pv := range tierVolumes(t, c, "fast") {
 			left = append(left, pv.Name)
@@ -359,12 +360,12 @@ func tierExists(t *testing.T, c client.Client, name string) bool {
 func tierWaitStatus(t *testing.T, c client.Client, tier *v1alpha1.StorageTier, volumes int32, capacity string,
 	ready metav1.ConditionStatus, reason string) {
 	t.Helper()
-	waitFor(t, c, tier, func() error {
+	envtestutil.WaitFor(t, c, tier, func() error {
 		s := tier.Status
 		if s.ObservedGeneration != tier.Generation {
 			return fmt.Errorf("observedGeneration %d, generation %d", s.ObservedGeneration, tier.Generation)
 		}
-		if err := condition(s.Conditions, v1alpha1.ConditionReady, ready, reason); err != nil {
+		if err := envtestutil.Condition(s.Conditions, v1alpha1.ConditionReady, ready, reason); err != nil {
 			return err
 		}
 		if s.PersistentVolumes != volumes {
@@ -419,15 +420,6 @@ func tierManagedBy(fields []metav1.ManagedFieldsEntry, manager string) bool {
 	return false
 }
 
-func sliceHas(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 func sortedCopy(s []string) []string {
 	out := append([]string(nil), s...)
 	sort.Strings(out)
@@ -440,7 +432,7 @@ func sortedCopy(s []string) []string {
 func TestTierRBAC(t *testing.T) {
 	o := tierControlPlane(t)
 	ctx := context.Background()
-	c := o.c
+	c := o.C
 
 	root, err := controlplane.RepoRoot()
 	if err != nil {
@@ -469,11 +461,11 @@ func TestTierRBAC(t *testing.T) {
 		}
 	}
 
-	cfg := rest.CopyConfig(o.env.Config)
+	cfg := rest.CopyConfig(o.Env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	mgrCtx, cancel := context.WithCancel(ctx)
 	mgr, err := ctrl.NewManager(cfg, controllers.ManagerOptions(ctrl.Options{
-		Scheme:     newScheme(),
+		Scheme:     envtestutil.NewScheme(),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}))
@@ -511,7 +503,7 @@ func TestTierRBAC(t *testing.T) {
 	claim := tierRelease(t, c, released, "gone")
 	recycleFinish(t, c, recycleWaitPod(t, c, "strata-system", desired.CleanupPodName(released, claim), ""), corev1.PodSucceeded, "")
 	freed := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: released}}
-	waitFor(t, c, freed, func() error {
+	envtestutil.WaitFor(t, c, freed, func() error {
 		if freed.Spec.ClaimRef != nil {
 			return fmt.Errorf("claimRef %+v", freed.Spec.ClaimRef)
 		}
@@ -525,17 +517,17 @@ func TestTierRBAC(t *testing.T) {
 	if err := c.Delete(ctx, tier); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, c, tier)
+	envtestutil.WaitGone(t, c, tier)
 	if left := tierVolumes(t, c, "rbac"); len(left) != 1 || left[0].Spec.ClaimRef == nil {
 		t.Errorf("volumes left: %d, want the Bound one", len(left))
 	}
 }
 
 // tierControlPlane starts a control plane without a manager: the test runs its own.
-func tierControlPlane(t *testing.T) *operator {
+func tierControlPlane(t *testing.T) *envtestutil.Operator {
 	t.Helper()
-	skipUnderShort(t)
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(testWriter{t})))
+	envtestutil.SkipUnderShort(t)
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(envtestutil.TestWriter{T: t})))
 	env, c := testutil.ControlPlane(t)
-	return &operator{env: env, c: c}
+	return &envtestutil.Operator{Env: env, C: c}
 }
