@@ -13,7 +13,7 @@ CRD_REF_DOCS = $(shell $(TOOLS) path crd-ref-docs)
 TEST_FLAGS ?= -p 1 -count=1 -timeout 30m
 # The packages whose goroutines share state (the reconcilers' workers, the autoscaler) run under
 # the race detector in make test.
-RACE_PKGS := ./controllers ./internal/autoscale ./internal/autoscale/prometheus
+RACE_PKGS := ./controllers ./controllers/pipeline ./controllers/tier ./controllers/autoscaling ./internal/autoscale ./internal/autoscale/prometheus
 # make test-short's packages: all of them; -short skips the heavy tests in each
 # (docs/development.md#the-inner-loop says what it leaves out and what it costs). Its flags keep
 # go test's result cache (no -count=1): a package whose code, test files and inputs did not change
