@@ -22,10 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/setup"
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/ssa"
-
-	"github.com/strata-dev/strata/controllers/internal/setup"
 )
 
 // TierFinalizer is set on local tiers: when such a tier is deleted, the controller deletes its
