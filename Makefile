@@ -13,7 +13,7 @@ CRD_REF_DOCS = $(shell $(TOOLS) path crd-ref-docs)
 TEST_FLAGS ?= -p 1 -count=1 -timeout 30m
 # The packages whose goroutines share state (the reconcilers' workers, the autoscaler) run under
 # the race detector in make test.
-RACE_PKGS := ./controllers ./internal/autoscale ./internal/autoscale/prometheus
+RACE_PKGS := ./controllers ./controllers/pipeline ./controllers/tier ./controllers/autoscaling ./internal/autoscale ./internal/autoscale/prometheus
 # make test-short's packages: all of them; -short skips the heavy tests in each
 # (docs/development.md#the-inner-loop says what it leaves out and what it costs). Its flags keep
 # go test's result cache (no -count=1): a package whose code, test files and inputs did not change
@@ -139,7 +139,7 @@ chaos-api: ## Restart kube-apiserver (drained, and killed after an etcd compacti
 .PHONY: bench
 bench: ## Run the benchmarks: the planner's, N pipelines in-process, and the operator's process at 1,000 pipelines (docs/performance.md).
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./internal/... | grep -v /internal/scale)
-	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" $(GO) test -run '^$$' -bench Scale -benchtime 1x -timeout 60m ./controllers/
+	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" $(GO) test -run '^$$' -bench Scale -benchtime 1x -timeout 60m ./controllers/pipeline/
 	KUBEBUILDER_ASSETS="$$($(TOOLS) envtest)" HELM="$$($(TOOLS) path helm)" $(GO) test -run '^$$' -bench Operator -benchtime 1x -timeout 90m ./internal/scale/
 
 .PHONY: simulate-bench

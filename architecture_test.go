@@ -86,7 +86,8 @@ var controllerName = regexp.MustCompile(`\bNamed\("([a-z]+)"\)`)
 // TestArchitectureControllers: docs/architecture.md lists every controller the manager runs,
 // with the file that registers it and the type it reconciles.
 func TestArchitectureControllers(t *testing.T) {
-	files, err := filepath.Glob("controllers/*.go")
+	// Each controller has a package of its own under controllers/ (Cluster API's layout).
+	files, err := filepath.Glob("controllers/*/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,17 +118,17 @@ func TestArchitectureControllers(t *testing.T) {
 }
 
 // TestArchitectureReconcileSteps: docs/architecture.md's table of the pipeline reconcile's
-// steps is the step list of PipelineReconciler.Reconcile, in its order, with each step's comment
+// steps is the step list of the pipeline Reconciler's Reconcile (controllers/pipeline), in its order, with each step's comment
 // there and the file that defines it.
 func TestArchitectureReconcileSteps(t *testing.T) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, "controllers", func(fi os.FileInfo) bool {
+	pkgs, err := parser.ParseDir(fset, "controllers/pipeline", func(fi os.FileInfo) bool {
 		return !strings.HasSuffix(fi.Name(), "_test.go")
 	}, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
 	}
-	methods := map[string]string{} // PipelineReconciler's method → its file
+	methods := map[string]string{} // Reconciler's method → its file
 	var steps *ast.CompositeLit
 	var stepsFile *ast.File
 	for _, pkg := range pkgs {
@@ -137,7 +138,7 @@ func TestArchitectureReconcileSteps(t *testing.T) {
 				if !ok || fn.Recv == nil || len(fn.Recv.List) != 1 {
 					continue
 				}
-				if star, ok := fn.Recv.List[0].Type.(*ast.StarExpr); !ok || fmt.Sprint(star.X) != "PipelineReconciler" {
+				if star, ok := fn.Recv.List[0].Type.(*ast.StarExpr); !ok || fmt.Sprint(star.X) != "Reconciler" {
 					continue
 				}
 				methods[fn.Name.Name] = filepath.ToSlash(name)
@@ -156,7 +157,7 @@ func TestArchitectureReconcileSteps(t *testing.T) {
 		}
 	}
 	if steps == nil {
-		t.Fatal("PipelineReconciler.Reconcile has no range over a step list")
+		t.Fatal("the pipeline Reconciler's Reconcile has no range over a step list")
 	}
 	comments := map[int]string{} // line → the line comment on it
 	for _, cg := range stepsFile.Comments {

@@ -4,30 +4,49 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/strata-dev/strata/controllers/autoscaling"
+	"github.com/strata-dev/strata/controllers/internal/setup"
+	"github.com/strata-dev/strata/controllers/pipeline"
+	"github.com/strata-dev/strata/controllers/tier"
 	autoscaleprom "github.com/strata-dev/strata/internal/autoscale/prometheus"
 	"github.com/strata-dev/strata/internal/ssa"
 )
 
 // FieldOwner is the server-side apply field manager of everything the operator writes.
-const FieldOwner = "strata"
+const FieldOwner = setup.FieldOwner
+
+// The manager's defaults, named where cmd/manager's flags take them.
+const (
+	DefaultPipelineWorkers       = pipeline.DefaultPipelineWorkers
+	DefaultUpstreamStatusTimeout = pipeline.DefaultUpstreamStatusTimeout
+	DefaultCleanupImage          = tier.DefaultCleanupImage
+)
+
+// VolumeRecycling says how local tiers wipe their Released volumes (controllers/tier).
+type VolumeRecycling = tier.VolumeRecycling
+
+// Autoscaler is the autoscaling controller's link to the pipelines' metrics (controllers/autoscaling).
+type Autoscaler = autoscaling.Autoscaler
+
+// Instruments let tests watch the controllers work (controllers/internal/setup).
+type Instruments = setup.Instruments
 
 // Option changes how Setup builds the controllers.
 type Option func(*reconcilers)
 
 // reconcilers are the controllers Setup builds, which options change.
 type reconcilers struct {
-	pipelines *PipelineReconciler
-	tiers     *TierReconciler
+	pipelines   *pipeline.Reconciler
+	tiers       *tier.Reconciler
+	autoscaling *autoscaling.Reconciler
 }
 
-// WithAutoscaler gives the pipeline reconciler an Autoscaler of its own: tests read metrics
+// WithAutoscaler gives the autoscaling controller an Autoscaler of its own: tests read metrics
 // from a fake source on a clock of their own.
 func WithAutoscaler(a *Autoscaler) Option {
-	return func(rs *reconcilers) { rs.pipelines.Autoscaler = a }
+	return func(rs *reconcilers) { rs.autoscaling.Autoscaler = a }
 }
 
 // WithVolumeRecycling sets how local tiers wipe their Released volumes (the manager's flags).
@@ -38,7 +57,7 @@ func WithVolumeRecycling(v VolumeRecycling) Option {
 // WithPrometheusAccess sets how the autoscaler may reach Prometheus (the manager's flags).
 func WithPrometheusAccess(a autoscaleprom.Access) Option {
 	return func(rs *reconcilers) {
-		r := rs.pipelines
+		r := rs.autoscaling
 		if r.Autoscaler == nil {
 			r.Autoscaler = &Autoscaler{}
 		}
@@ -70,40 +89,21 @@ func WithPipelineWorkers(n int) Option {
 	return func(rs *reconcilers) { rs.pipelines.Workers = n }
 }
 
-// Instruments let tests watch the controllers work: every reconciler and event recorder passes
-// through them once, at setup, so that a test can wait on a finished reconcile and see what it
-// read, wrote and recorded, instead of sleeping and hoping nothing came late. Production has none.
-type Instruments struct {
-	Reconciler func(controller string, r reconcile.Reconciler) reconcile.Reconciler
-	Recorder   func(r events.EventRecorder) events.EventRecorder
-}
-
 // WithInstruments sets the instruments of every controller.
 func WithInstruments(i Instruments) Option {
-	return func(rs *reconcilers) { rs.pipelines.instruments, rs.tiers.instruments = i, i }
-}
-
-// reconciler is r as the instruments see it.
-func (i Instruments) reconciler(controller string, r reconcile.Reconciler) reconcile.Reconciler {
-	if i.Reconciler == nil {
-		return r
+	return func(rs *reconcilers) {
+		rs.pipelines.Instruments, rs.tiers.Instruments, rs.autoscaling.Instruments = i, i, i
 	}
-	return i.Reconciler(controller, r)
 }
 
-// recorder is rec as the instruments see it.
-func (i Instruments) recorder(rec events.EventRecorder) events.EventRecorder {
-	if i.Recorder == nil || rec == nil {
-		return rec
-	}
-	return i.Recorder(rec)
-}
-
-// Setup registers every Strata controller with the manager.
+// Setup registers every Strata controller with the manager: the pipeline controller
+// (controllers/pipeline), the autoscaling controller (controllers/autoscaling), which reads the
+// cluster through the pipeline controller's caches, and the storage tier controller
+// (controllers/tier).
 func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 	// One server-side-apply path, and one bounded cache of what it applied, for every controller.
 	applier := ssa.New(mgr.GetClient(), FieldOwner, ssa.DefaultCacheSize)
-	pipelines := &PipelineReconciler{
+	pipelines := &pipeline.Reconciler{
 		Client:   mgr.GetClient(),
 		Recorder: mgr.GetEventRecorder("strata-pipeline"),
 		Mapper:   mgr.GetRESTMapper(),
@@ -111,21 +111,24 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts ...Option) error {
 
 		UpstreamStatusTimeout: DefaultUpstreamStatusTimeout,
 	}
-	tiers := &TierReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("strata-tier"), Applier: applier}
+	tiers := &tier.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("strata-tier"), Applier: applier}
+	autoscaler := &autoscaling.Reconciler{Client: mgr.GetClient(), Cluster: pipelines}
 	for _, o := range opts {
-		o(&reconcilers{pipelines: pipelines, tiers: tiers})
+		o(&reconcilers{pipelines: pipelines, tiers: tiers, autoscaling: autoscaler})
 	}
-	pipelines.Recorder = pipelines.instruments.recorder(pipelines.Recorder)
-	tiers.Recorder = tiers.instruments.recorder(tiers.Recorder)
-	if pipelines.Autoscaler == nil {
+	pipelines.Recorder = pipelines.Instruments.WrapRecorder(pipelines.Recorder)
+	tiers.Recorder = tiers.Instruments.WrapRecorder(tiers.Recorder)
+	// The autoscaler's decisions and its condition are announced on the pipeline, under the
+	// pipeline controller's name, as they were when the two were one.
+	autoscaler.Recorder = pipelines.Recorder
+	if autoscaler.Autoscaler == nil {
 		// Made here, before any worker runs: the workers share it.
-		pipelines.Autoscaler = &Autoscaler{Access: autoscaleprom.DefaultAccess()}
+		autoscaler.Autoscaler = &Autoscaler{Access: autoscaleprom.DefaultAccess()}
 	}
 	if err := pipelines.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	autoscaling := &AutoscalingReconciler{Pipelines: pipelines, Autoscaler: pipelines.Autoscaler}
-	if err := autoscaling.SetupWithManager(mgr); err != nil {
+	if err := autoscaler.SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return tiers.SetupWithManager(ctx, mgr)

@@ -36,7 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
-	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/controllers/pipeline"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -512,7 +512,7 @@ func (s *suite) deletePipeline() {
 	})
 	s.eventually("the pipeline's children and pods to be gone", 10*time.Minute, func() error {
 		var left []string
-		for _, k := range controllers.ChildKinds {
+		for _, k := range pipeline.ChildKinds {
 			if k.CRD == "" {
 				continue // built-in kinds (the metrics ConfigMap) share the namespace with others
 			}

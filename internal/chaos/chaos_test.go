@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
-	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/controllers/pipeline"
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/testutil"
 	"github.com/strata-dev/strata/internal/upstream"
@@ -351,7 +351,7 @@ func retained(ctx context.Context, h *upstream.Cluster, p *v1alpha1.AnalyticsPip
 		return fmt.Errorf("%d Kafka claims kept, want 2", len(claims.Items))
 	}
 	for _, c := range claims.Items {
-		if got := c.Annotations[controllers.AnnotationKafkaClusterID]; got != clusterID {
+		if got := c.Annotations[pipeline.AnnotationKafkaClusterID]; got != clusterID {
 			return fmt.Errorf("claim %s records cluster ID %q", c.Name, got)
 		}
 	}

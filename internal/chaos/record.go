@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/controllers/pipeline"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -136,7 +136,7 @@ func claimEvent(obj any, deleted bool) (Event, bool) {
 		return Event{}, false
 	}
 	return Event{RV: rv(pvc), Kind: KindClaim, Name: key(pvc), Deleted: deleted, UID: string(pvc.UID),
-		ClusterID: pvc.Annotations[controllers.AnnotationKafkaClusterID], Cluster: pvc.Labels[desired.StrimziClusterLabel]}, true
+		ClusterID: pvc.Annotations[pipeline.AnnotationKafkaClusterID], Cluster: pvc.Labels[desired.StrimziClusterLabel]}, true
 }
 
 func podEvent(obj any, deleted bool) (Event, bool) {

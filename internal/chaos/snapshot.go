@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
-	"github.com/strata-dev/strata/controllers"
+	"github.com/strata-dev/strata/controllers/pipeline"
 	"github.com/strata-dev/strata/internal/desired"
 )
 
@@ -120,7 +120,7 @@ func value(u *unstructured.Unstructured, fields map[string]any, namespace string
 // (a finalizer left on one keeps it forever).
 func children(ctx context.Context, c client.Client, p *v1alpha1.AnalyticsPipeline, deleting bool) (map[string]*unstructured.Unstructured, error) {
 	out := map[string]*unstructured.Unstructured{}
-	for _, k := range controllers.ChildKinds {
+	for _, k := range pipeline.ChildKinds {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
 		err := c.List(ctx, list, client.InNamespace(p.Namespace), client.MatchingLabels(desired.SelectorLabels(p)))

@@ -14,7 +14,7 @@ import (
 )
 
 // A test case: a pipeline and the plan internal/plan computes for it on the tiers it names, as
-// the operator plans before it builds (controllers/pipeline_steps.go, planStep). The golden files
+// the operator plans before it builds (controllers/pipeline/pipeline_steps.go, planStep). The golden files
 // document what the operator applies, so their plans are the planner's: hand-written plans showed
 // what it refuses or never produces (issue 29: a 500Gi claim on 400Gi local disks, a 40Gi st1
 // claim below st1's smallest volume). Only what the operator learns from the running cluster

@@ -59,7 +59,7 @@ const (
 	StrimziPoolLabel = "strimzi.io/pool-name"
 	// LabelPipeline and LabelWorkload are on every pod the upstream operators make for a
 	// pipeline (PodLabels): the pipeline's name, and which of its workloads the pod runs. The
-	// operator finds a pipeline's pods by them alone (controllers/pipeline_scheduling.go), with a
+	// operator finds a pipeline's pods by them alone (controllers/pipeline/pipeline_scheduling.go), with a
 	// cache that holds no other pod. Strata's own keys, not app.kubernetes.io/*: Strimzi gives
 	// its pods app.kubernetes.io/instance and managed-by of its own, which a template's labels
 	// would override (PodLabels).

@@ -1,0 +1,56 @@
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/strata-dev/strata/controllers/pipeline"
+	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/ssa"
+)
+
+// ManagerOptions adds what Strata's controllers need to a manager's options: children are read
+// from the cache as unstructured objects (they are third-party kinds), and the ConfigMap and
+// PersistentVolume caches hold only Strata's own objects (the setting is per kind, for typed and
+// unstructured reads): a large cluster's volumes and ConfigMaps are none of the operator's
+// business, and so are its ServiceAccounts, RoleBindings and Secrets (the operator keeps no other
+// Secret in memory). Local volume names carry a hash of tier, node and path, so a volume of someone
+// else's with the same name is not a practical concern.
+func ManagerOptions(o ctrl.Options) ctrl.Options {
+	o.Client.Cache = &client.CacheOptions{Unstructured: true}
+	managed := labels.SelectorFromSet(labels.Set{desired.LabelManagedBy: desired.ManagedBy})
+	if o.Cache.ByObject == nil {
+		o.Cache.ByObject = map[client.Object]cache.ByObject{}
+	}
+	o.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Label: managed}
+	o.Cache.ByObject[&corev1.PersistentVolume{}] = cache.ByObject{Label: managed}
+	o.Cache.ByObject[&corev1.ServiceAccount{}] = cache.ByObject{Label: managed}
+	o.Cache.ByObject[&rbacv1.RoleBinding{}] = cache.ByObject{Label: managed}
+	o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Label: managed}
+	o.Cache.ByObject[&corev1.Pod{}] = pipeline.PodCache()
+	// Children are cached as unstructured objects, whose managedFields decode into trees of
+	// maps: more than half of what the informers held at 1,000 pipelines. Compact keeps them as
+	// the JSON text upToDate and Changes read (internal/ssa/compact.go); it leaves typed objects
+	// as they are, and runs after a transform set before.
+	o.Cache.DefaultTransform = chainTransforms(o.Cache.DefaultTransform, ssa.Compact)
+	return o
+}
+
+// chainTransforms runs first (when set), then then.
+func chainTransforms(first, then toolscache.TransformFunc) toolscache.TransformFunc {
+	if first == nil {
+		return then
+	}
+	return func(obj any) (any, error) {
+		out, err := first(obj)
+		if err != nil {
+			return nil, err
+		}
+		return then(out)
+	}
+}
