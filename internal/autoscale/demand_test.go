@@ -120,8 +120,8 @@ func TestNoScaleDownOnACappedIngestWhileBrokersJoin(t *testing.T) {
 
 // As partitions move onto joining brokers, each move takes some of the old brokers' load, and
 // the capped ingest rises at every reading. The step up that answers the saturation is on its
-// way: the demand is what the brokers applied carry at the target (5 × 80 % of 6,250 =
-// 25,000), not each reading's ingest multiplied again, which asked for one more broker and
+// way: the demand is what the brokers applied keep, what they carry at the scale-down
+// utilization (5 × 70 % of 6,250 = 21,875), not each reading's ingest multiplied again, which asked for one more broker and
 // more executors at nearly every reading.
 func TestRisingIngestWhileBrokersJoinAsksForNothingMore(t *testing.T) {
 	pol := pipelinePolicy()
@@ -134,9 +134,9 @@ func TestRisingIngestWhileBrokersJoinAsksForNothingMore(t *testing.T) {
 		return pipelineReading(in, in, 0, 0)
 	})
 	if got := r.changes(); got != "" {
-		t.Errorf("changes %q, want none: the brokers joining carry the 25,000 the step asked for", got)
+		t.Errorf("changes %q, want none: the brokers joining keep the 21,875 the step is sized for", got)
 	}
-	if !strings.Contains(r.last.Summary, "while brokers join, so the demand is taken as the 25000 they carry at the target") {
+	if !strings.Contains(r.last.Summary, "while brokers join, so the demand is taken as the 21875 they keep") {
 		t.Errorf("the summary does not say what the demand is taken as: %s", r.last.Summary)
 	}
 }

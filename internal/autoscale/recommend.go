@@ -412,6 +412,9 @@ func (r *recommender) dataNodeReading(cur State, d demand) (reading, bool) {
 	rd.what = fmt.Sprintf("Elasticsearch indexes %.0f records/s × %.0f copies", x, copies)
 	if d.known {
 		rd.up = d.units(per, t)
+		if r.steppedAlready(v1alpha1.ResourceElasticsearchDataNodes, d) {
+			rd.up = min(rd.up, cur.DataNodes)
+		}
 		rd.what = d.describe() + "; " + rd.what
 		if d.lag <= d.ingest*r.pol.Interval.Seconds() {
 			rd.down = countFor(math.Max(x, d.rate), per*float64(t-margin(t))/100)
