@@ -186,6 +186,34 @@ func (r *recommender) probedRecently() bool {
 		r.now.Sub(settled) < r.pol.ScaleDownDelay
 }
 
+// probeBrokers bounds the brokers a saturated intake asks for (the probe, brokerReading) by the
+// most a demand at least the saturated ingest keeps, so that the probe leaves no broker to give
+// back whatever the demand behind the saturated links turns out to be. The saturated ingest
+// shows only that the demand is at least it; doubling the brokers on it
+// (saturatedScaleUpPercent 200) made 3 brokers 6 on a step 1.07 times what they carried
+// (own/step-x2-3brokers: 20,000 records/s, which keeps 5 at the scale-down utilization), and
+// one went again 45 minutes later, a rebalance each way. The bound:
+//
+//   - the brokers whose busiest link carries the saturated traffic at the scale-down
+//     utilization (the target less the hysteresis margin): any demand at least the saturated
+//     ingest keeps them, as the scale-down sizing (brokerReading's down) reads it;
+//   - and at least two brokers more than carry it now. Cruise Control moves a joining
+//     broker's share off the old brokers at the rebalance throttle per broker receiving
+//     (docs/simulate.md, delays; the simulator's moves.go), so with one broker joining two
+//     saturated ones shed their load at half the speed of two joining: on two saturated
+//     brokers the first bound is three, and a step of 1.2 or 1.28 times their ingest
+//     (own/step-x2, step-up) took more than ten minutes to carry. From three saturated
+//     brokers on, the first bound adds two or more anyway.
+//
+// The bound can only lower the probe (saturatedScaleUpPercent stays its upper bound); a demand
+// above what the probe carries shows once the brokers settle and asks for a second step then
+// (demand.measured), as DS2 measures true rates after each step (Kalavri et al., OSDI 2018).
+func (r *recommender) probeBrokers(cur State, rx, tx float64) int32 {
+	t := r.pol.TargetUtilizationPercent
+	kept := cur.Placement.BrokersFor(rx, tx, float64(r.pol.LinkUsableBytesPerSecond)*float64(t-margin(t))/100)
+	return max(kept, cur.Brokers+2)
+}
+
 // steppedAlready says whether a stage after Kafka (executors, data nodes) was scaled up already
 // in this phase of a broker step: while the brokers applied join (since their scale-up), or
 // while the producers flush what waited for them (since they settled). Kafka's intake is capped

@@ -356,6 +356,9 @@ func (r *recommender) brokerReading(cur State, d demand) (reading, bool) {
 			// back on a step up to twice the saturated ingest at the link (1.6 times at the
 			// target, beyond which the measured demand asks for a second step).
 			rd.up = pl.BrokersFor(rx*k, steadyTx*k+d.drain*perRecord, link)
+			if !d.inFlight {
+				rd.up = min(rd.up, r.probeBrokers(cur, rx, steadyTx))
+			}
 			rd.upReason, rd.atOnce = "IntakeSaturated", true
 			rd.what += "; " + d.describe()
 		}
