@@ -50,7 +50,8 @@ type demand struct {
 	// all Kafka takes, and that says nothing of the demand once it is sent (see demand).
 	flushing bool
 	// inFlight: capped while brokers are joining: the step up that answers the saturation is
-	// on its way, and the demand is what the brokers applied carry at the target (see demand).
+	// on its way, and the demand is what the brokers applied keep: what they carry at the
+	// scale-down utilization (see demand).
 	inFlight bool
 	// measured: capped again by brokers the autoscaler added, after the catch-up time that
 	// follows their settling and within the scale-down delay: the step that answered the
@@ -133,9 +134,24 @@ func (r *recommender) demand(cur State) demand {
 		// move, which lets the ingest rise a little at every reading. Multiplying each of those
 		// readings again would add a broker, and executors, at every one (TCP likewise grows
 		// its window once per round trip, not once per acknowledgement); the demand is what the
-		// step asked for: what all the brokers applied carry at the target.
+		// step asked for: what all the brokers applied carry at the scale-down utilization (the
+		// target less the hysteresis margin). That is the most the stages after Kafka can be
+		// sized for on an estimate without a surplus to give back: a demand at least the
+		// saturated ingest keeps the brokers applied (the probe is sized so: see
+		// probeBrokers), and so keeps every count sized on what they carry at that
+		// utilization. Sized on what they carry at the target instead, a step 1.08 times the
+		// saturated ingest (own/step-x1.5) took 6 executors and data nodes where the measured
+		// demand keeps 5, and gave one back half an hour later. A demand beyond it shows once
+		// the brokers carry it, and asks for a second step then (flushing, measured).
+		//
+		// Beyond it already: as their partitions move, the brokers let the ingest rise past
+		// what they keep, so the demand is more than that, and taken as all they carry with
+		// their links full, the most it can show as until they settle: one step to it, rather
+		// than a step a unit at a time behind the rising ingest, each a resubmission of the job
+		// (own/step-x3.5: executors 5, 6, 7, 8 in a quarter of an hour).
 		d.inFlight = true
-		d.rate = math.Max(d.ingest, r.carriedAtTarget(cur, d, tx, rx))
+		t := r.pol.TargetUtilizationPercent
+		d.rate = math.Max(d.ingest, r.carried(cur, d, tx, rx, t-margin(t)))
 		return d
 	}
 	if r.flushing() {
@@ -170,11 +186,64 @@ func (r *recommender) probedRecently() bool {
 		r.now.Sub(settled) < r.pol.ScaleDownDelay
 }
 
-// carriedAtTarget is the ingest the brokers applied carry with the busiest one's link at the
-// target utilization, the traffic growing in proportion to the ingest: the inverse of
-// brokerReading's sizing (the busiest broker's rates are linear in the totals).
-func (r *recommender) carriedAtTarget(cur State, d demand, tx, rx float64) float64 {
-	limit := float64(r.pol.LinkUsableBytesPerSecond) * float64(r.pol.TargetUtilizationPercent) / 100
+// probeBrokers bounds the brokers a saturated intake asks for (the probe, brokerReading) by the
+// most a demand at least the saturated ingest keeps, so that the probe leaves no broker to give
+// back whatever the demand behind the saturated links turns out to be. The saturated ingest
+// shows only that the demand is at least it; doubling the brokers on it
+// (saturatedScaleUpPercent 200) made 3 brokers 6 on a step 1.07 times what they carried
+// (own/step-x2-3brokers: 20,000 records/s, which keeps 5 at the scale-down utilization), and
+// one went again 45 minutes later, a rebalance each way. The bound:
+//
+//   - the brokers whose busiest link carries the saturated traffic at the scale-down
+//     utilization (the target less the hysteresis margin): any demand at least the saturated
+//     ingest keeps them, as the scale-down sizing (brokerReading's down) reads it;
+//   - and at least two brokers more than carry it now. Cruise Control moves a joining
+//     broker's share off the old brokers at the rebalance throttle per broker receiving
+//     (docs/simulate.md, delays; the simulator's moves.go), so with one broker joining two
+//     saturated ones shed their load at half the speed of two joining: on two saturated
+//     brokers the first bound is three, and a step of 1.2 or 1.28 times their ingest
+//     (own/step-x2, step-up) took more than ten minutes to carry. From three saturated
+//     brokers on, the first bound adds two or more anyway.
+//
+// The bound can only lower the probe (saturatedScaleUpPercent stays its upper bound); a demand
+// above what the probe carries shows once the brokers settle and asks for a second step then
+// (demand.measured), as DS2 measures true rates after each step (Kalavri et al., OSDI 2018).
+func (r *recommender) probeBrokers(cur State, rx, tx float64) int32 {
+	t := r.pol.TargetUtilizationPercent
+	kept := cur.Placement.BrokersFor(rx, tx, float64(r.pol.LinkUsableBytesPerSecond)*float64(t-margin(t))/100)
+	return max(kept, cur.Brokers+2)
+}
+
+// steppedAlready says whether a stage after Kafka (executors, data nodes) was scaled up already
+// in this phase of a broker step: while the brokers applied join (since their scale-up), or
+// while the producers flush what waited for them (since they settled). Kafka's intake is capped
+// in both, rising as partitions move or holding at the new brokers' limit with the backlog in
+// it, and the lag grows while the job is resubmitted for the step just made: sizing again on
+// each reading added a unit at every cool-down (own/step-x3.5: executors 5, 6, 7, 8 within a
+// quarter of an hour, a resubmission each). DS2 takes one step per decision, from rates the
+// step does not distort; here one per phase, and the measured demand decides after the flush.
+func (r *recommender) steppedAlready(resource string, d demand) bool {
+	up := window(r.st, resource).LastScaleUp
+	if up == nil {
+		return false
+	}
+	switch {
+	case d.inFlight:
+		b := window(r.st, v1alpha1.ResourceBrokers).LastScaleUp
+		return b != nil && !up.Time.Before(b.Time)
+	case d.flushing:
+		return !up.Time.Before(r.pol.Safety.Settled)
+	}
+	return false
+}
+
+// carried is the ingest the brokers applied carry with the busiest one's link at percent of
+// the usable link, the traffic growing in proportion to the ingest: the inverse of
+// brokerReading's sizing (the busiest broker's rates are linear in the totals). At the
+// scale-down utilization (the target less the hysteresis margin) it is what they keep: a
+// measured demand at least this scales none of them down.
+func (r *recommender) carried(cur State, d demand, tx, rx float64, percent int32) float64 {
+	limit := float64(r.pol.LinkUsableBytesPerSecond) * float64(percent) / 100
 	if d.ingest <= 0 || rx <= 0 || limit <= 0 {
 		return 0
 	}
@@ -263,8 +332,8 @@ func (r *recommender) catchUpSeconds() float64 {
 //   - while the producers flush what waited for Kafka, all of the ingest is a catch-up: sized
 //     at the target, it would ask for units that stand idle once the flush is sent;
 //   - otherwise the demand is an estimate bounding it from above (the saturated ingest times
-//     saturatedScaleUpPercent, or what the brokers applied carry at the target while they
-//     join), not a measure: the target's margin on top of it overshot every step between once
+//     saturatedScaleUpPercent, or what the brokers applied keep while they join), not a
+//     measure: the target's margin on top of it overshot every step between once
 //     and twice the saturated ingest (a step of 1.28 times it, on `step-up`, asked for 8
 //     executors where the measured demand kept 6, and gave 2 back half an hour later). Once
 //     the intake is no longer saturated the measured demand is sized at the target, and asks
@@ -285,7 +354,7 @@ func (d demand) describe() string {
 	case d.measured:
 		s += fmt.Sprintf(" capped by Kafka (%s) after the brokers last added settled, so the demand is taken as the ingest", d.why)
 	case d.inFlight:
-		s += fmt.Sprintf(" capped by Kafka (%s) while brokers join, so the demand is taken as the %.0f they carry at the target", d.why, d.rate)
+		s += fmt.Sprintf(" capped by Kafka (%s) while brokers join, so the demand is taken as the %.0f they keep (they carry it at the scale-down utilization)", d.why, d.rate)
 	case d.capped && d.early:
 		s += fmt.Sprintf(" in the newest interval, after a rise from a steady intake, capped by Kafka (%s), so the demand is taken as %.0f", d.why, d.rate)
 	case d.capped:

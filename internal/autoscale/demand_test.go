@@ -120,8 +120,8 @@ func TestNoScaleDownOnACappedIngestWhileBrokersJoin(t *testing.T) {
 
 // As partitions move onto joining brokers, each move takes some of the old brokers' load, and
 // the capped ingest rises at every reading. The step up that answers the saturation is on its
-// way: the demand is what the brokers applied carry at the target (5 × 80 % of 6,250 =
-// 25,000), not each reading's ingest multiplied again, which asked for one more broker and
+// way: the demand is what the brokers applied keep, what they carry at the scale-down
+// utilization (5 × 70 % of 6,250 = 21,875), not each reading's ingest multiplied again, which asked for one more broker and
 // more executors at nearly every reading.
 func TestRisingIngestWhileBrokersJoinAsksForNothingMore(t *testing.T) {
 	pol := pipelinePolicy()
@@ -134,9 +134,9 @@ func TestRisingIngestWhileBrokersJoinAsksForNothingMore(t *testing.T) {
 		return pipelineReading(in, in, 0, 0)
 	})
 	if got := r.changes(); got != "" {
-		t.Errorf("changes %q, want none: the brokers joining carry the 25,000 the step asked for", got)
+		t.Errorf("changes %q, want none: the brokers joining keep the 21,875 the step is sized for", got)
 	}
-	if !strings.Contains(r.last.Summary, "while brokers join, so the demand is taken as the 25000 they carry at the target") {
+	if !strings.Contains(r.last.Summary, "while brokers join, so the demand is taken as the 21875 they keep") {
 		t.Errorf("the summary does not say what the demand is taken as: %s", r.last.Summary)
 	}
 }
@@ -192,12 +192,13 @@ func TestBacklogFlushAfterBrokersJoinProbesNoFurther(t *testing.T) {
 	if got := r.changes(); strings.Contains(got, "Executors") {
 		t.Errorf("changes %q: executors scaled for the flush", got)
 	}
-	// After the catch-up time the saturation is the demand again.
+	// After the catch-up time the saturation is probed again: to the 8 brokers a demand at
+	// least 31,250 keeps (probeBrokers), not doubled to 9 (the max).
 	r.pol.Safety.Settled = t0.Add(-time.Hour)
 	r.log = nil
 	r.series(3, func(int) values { return pipelineReading(31250, 31250, 0, 0) })
-	if got := r.changes(); !strings.Contains(got, "Brokers ScaleUp 5->9 IntakeSaturated") {
-		t.Errorf("changes %q, want the probe to 9 (the max)", got)
+	if got := r.changes(); !strings.Contains(got, "Brokers ScaleUp 5->8 IntakeSaturated") {
+		t.Errorf("changes %q, want the probe to 8", got)
 	}
 }
 
@@ -206,14 +207,15 @@ func TestBacklogFlushAfterBrokersJoinProbesNoFurther(t *testing.T) {
 // cannot be told apart. The ingest is taken as the demand at the target (31,250 records/s at
 // 80 % of 6,250 each: 7 brokers), not doubled again (62,500: 9, the max), which took the
 // backlog for demand and gave the brokers back half an hour later (own/step-x3.5, issue 28).
-// Past the scale-down delay, the saturation is probed again.
+// Past the scale-down delay, the saturation is probed again, to the 8 brokers a demand at least
+// 31,250 keeps (probeBrokers), not doubled to 9.
 func TestSaturatedAgainAfterAProbeIsMeasured(t *testing.T) {
 	for _, c := range []struct {
 		settled time.Duration
 		want    string
 	}{
 		{15 * time.Minute, "Brokers ScaleUp 5->7 IntakeSaturated"},
-		{time.Hour, "Brokers ScaleUp 5->9 IntakeSaturated"},
+		{time.Hour, "Brokers ScaleUp 5->8 IntakeSaturated"},
 	} {
 		pol := pipelinePolicy()
 		pol.ScaleDownDelay = 30 * time.Minute
@@ -227,6 +229,63 @@ func TestSaturatedAgainAfterAProbeIsMeasured(t *testing.T) {
 		if got := r.changes(); !strings.Contains(got, c.want) {
 			t.Errorf("settled %s ago: changes %q, want %q", c.settled, got, c.want)
 		}
+	}
+}
+
+// The probe of a saturated intake goes to the brokers a demand at least the saturated ingest
+// keeps at the scale-down utilization (70 % of 6,250 records/s each), and at least two more
+// than carry it: doubling 3 saturated brokers made 6 where a step 1.07 times their ingest keeps
+// 5, and one was given back (own/step-x2-3brokers). saturatedScaleUpPercent stays the bound.
+func TestProbeLeavesNoBrokerToGiveBack(t *testing.T) {
+	for _, c := range []struct {
+		brokers int32
+		percent float64
+		want    string
+	}{
+		{2, 2, "Brokers ScaleUp 2->4 IntakeSaturated"},   // 12,500 keeps 3; two join
+		{3, 2, "Brokers ScaleUp 3->5 IntakeSaturated"},   // 18,750 keeps 5, not 6
+		{4, 2, "Brokers ScaleUp 4->6 IntakeSaturated"},   // 25,000 keeps 6, not 8
+		{2, 1.5, "Brokers ScaleUp 2->3 IntakeSaturated"}, // the spec's 150 % carries 18,750 on 3
+	} {
+		pol := pipelinePolicy()
+		pol.SaturatedFactor = c.percent
+		r := pipelineRun(pol)
+		r.cur.Brokers = c.brokers
+		in := 6250 * float64(c.brokers) // every link full
+		r.series(1, func(int) values { return pipelineReading(in, in, 0, 0) })
+		if got := r.changes(); !strings.Contains(got, c.want) {
+			t.Errorf("%d brokers saturated, %.0f %%: changes %q, want %q", c.brokers, 100*c.percent, got, c.want)
+		}
+	}
+}
+
+// While the brokers a probe added join, the job is sized on what they keep (4 × 70 % of 6,250
+// = 17,500 records/s and the lag's drain: 5 executors), not on what they carry at the target
+// (20,000 and the drain: 6), which a step 1.08 times the saturated ingest gave back half an hour
+// later (own/step-x1.5). Once scaled up in that phase, the job is not scaled up again on the
+// ingest rising as partitions move (it held the backlog: executors 5, 6, 7, 8 on own/step-x3.5).
+func TestBrokersJoiningSizeTheJobOnWhatTheyKeep(t *testing.T) {
+	pol := pipelinePolicy()
+	pol.Safety = BrokerSafety{Reason: "RebalanceRunning", Message: "RebalanceOnScaleUp", Joining: 2}
+	r := pipelineRun(pol)
+	r.cur.Brokers, r.cur.Executors, r.cur.DataNodes = 4, 3, 3
+	up := &metav1.Time{Time: t0.Add(-time.Minute)}
+	r.cur.Status = &v1alpha1.AutoscalingStatus{Brokers: 4, Executors: 3, ElasticsearchDataNodes: 3,
+		Windows: []v1alpha1.AutoscalingWindow{{Resource: v1alpha1.ResourceBrokers, LastScaleUp: up, LastChange: up}}}
+	r.series(3, func(int) values { return pipelineReading(12500, 12000, 60000, 500) }) // 100/s to drain
+	if got, want := r.changes(), "60s Executors ScaleUp 3->5 IntakeSaturated"; !strings.Contains(got, want) {
+		t.Fatalf("changes %q, want %q", got, want)
+	}
+	if !strings.Contains(r.last.Summary, "the demand is taken as the 17500 they keep") {
+		t.Errorf("the summary does not say what the demand is taken as: %s", r.last.Summary)
+	}
+	r.cur.Executors, r.log = 5, nil
+	r.series(40, func(i int) values { // past the cool-down, the ingest rising to 24,000
+		in := 12500 + 11500*float64(i)/39
+		return pipelineReading(in, 20000, 60000+20000*float64(i), 4000)
+	})
+	if got := r.changes(); strings.Contains(got, "Executors ScaleUp") {
+		t.Errorf("changes %q, want no second executor step while the brokers join", got)
 	}
 }
 

@@ -50,6 +50,9 @@ func (r *recommender) executorReading(cur State, d demand) (reading, int64, bool
 		upReason:   "LagGrowing",
 		downReason: "Overprovisioned",
 	}
+	if r.steppedAlready(v1alpha1.ResourceExecutors, d) {
+		rd.up = min(rd.up, cur.Executors)
+	}
 	switch {
 	case d.capped:
 		rd.upReason = "IntakeSaturated"

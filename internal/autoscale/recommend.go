@@ -356,6 +356,9 @@ func (r *recommender) brokerReading(cur State, d demand) (reading, bool) {
 			// back on a step up to twice the saturated ingest at the link (1.6 times at the
 			// target, beyond which the measured demand asks for a second step).
 			rd.up = pl.BrokersFor(rx*k, steadyTx*k+d.drain*perRecord, link)
+			if !d.inFlight {
+				rd.up = min(rd.up, r.probeBrokers(cur, rx, steadyTx))
+			}
 			rd.upReason, rd.atOnce = "IntakeSaturated", true
 			rd.what += "; " + d.describe()
 		}
@@ -412,6 +415,9 @@ func (r *recommender) dataNodeReading(cur State, d demand) (reading, bool) {
 	rd.what = fmt.Sprintf("Elasticsearch indexes %.0f records/s × %.0f copies", x, copies)
 	if d.known {
 		rd.up = d.units(per, t)
+		if r.steppedAlready(v1alpha1.ResourceElasticsearchDataNodes, d) {
+			rd.up = min(rd.up, cur.DataNodes)
+		}
 		rd.what = d.describe() + "; " + rd.what
 		if d.lag <= d.ingest*r.pol.Interval.Seconds() {
 			rd.down = countFor(math.Max(x, d.rate), per*float64(t-margin(t))/100)
