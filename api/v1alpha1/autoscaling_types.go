@@ -70,8 +70,10 @@ type AutoscalingSpec struct {
 	// demand cannot be measured, in percent of what it carries now: a saturated link shows only
 	// what it carries, so the demand behind it is taken to be this share of it until the stage
 	// is no longer saturated, and then the measured need holds (200 doubles it, as the HPA's
-	// default scale-up policy and TCP's slow start do). It must be over 100: a factor of 1 or
-	// less would never relieve the stage.
+	// default scale-up policy and TCP's slow start do). For brokers it is an upper bound: they
+	// go to what a demand at least their saturated ingest keeps, and at least two more
+	// (docs/autoscaling.md). It must be over 100: a factor of 1 or less would never relieve
+	// the stage.
 	// +kubebuilder:validation:Minimum=101
 	// +kubebuilder:validation:Maximum=1000
 	// +kubebuilder:default=200
