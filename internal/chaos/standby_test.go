@@ -11,13 +11,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
-	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/lab"
 	"github.com/strata-dev/strata/internal/testutil"
 	"github.com/strata-dev/strata/internal/upstream"
@@ -223,33 +221,7 @@ func TestStandbyTakesOver(t *testing.T) {
 // Unlike deleted (TestCrashAnywhere's), it does not wait for dynamically provisioned volumes:
 // deleting those is the controller-manager's.
 func released(ctx context.Context, h *upstream.Cluster, p *v1alpha1.AnalyticsPipeline) error {
-	if err := h.Client.Get(ctx, client.ObjectKeyFromObject(p), &v1alpha1.AnalyticsPipeline{}); !apierrors.IsNotFound(err) {
-		return fmt.Errorf("the pipeline still exists (%v)", err)
-	}
-	left, err := children(ctx, h.Client, p, true)
-	if err != nil {
-		return err
-	}
-	for k := range left {
-		return fmt.Errorf("%s still exists (%d children left)", k, len(left))
-	}
-	var pvs corev1.PersistentVolumeList
-	if err := h.Client.List(ctx, &pvs); err != nil {
-		return err
-	}
-	for _, pv := range pvs.Items {
-		if pv.Spec.Local != nil && pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.Namespace == p.Namespace {
-			return fmt.Errorf("local volume %s still %s for claim %s", pv.Name, pv.Status.Phase, pv.Spec.ClaimRef.Name)
-		}
-	}
-	var pods corev1.PodList
-	if err := h.Client.List(ctx, &pods, client.MatchingLabels{desired.LabelComponent: desired.ComponentVolumeCleanup}); err != nil {
-		return err
-	}
-	if len(pods.Items) > 0 {
-		return fmt.Errorf("%d cleanup pods left, %s the first", len(pods.Items), pods.Items[0].Name)
-	}
-	return nil
+	return freed(ctx, h, p, true)
 }
 
 // created is nil once every StatefulSet of the pipeline's namespace (ECK's, the Spark operator's)
