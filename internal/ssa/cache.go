@@ -1,6 +1,9 @@
 package ssa
 
 import (
+	"bytes"
+	"compress/flate"
+	"io"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,13 +26,44 @@ func KeyOf(u *unstructured.Unstructured) Key {
 // applied is what the cache remembers of an object: the hash of the request last applied, the
 // resourceVersion the server answered with, and the owner (scope) the object was applied for.
 type applied struct {
-	scope           string
-	hash            string
+	scope string
+	// hash is the request's SHA-256, compared for equality only: kept as its 32 bytes, not as
+	// 64 hex characters in a string.
+	hash            [32]byte
 	resourceVersion string
-	// raw is what was applied, as JSON: what another manager's change of a field is measured
-	// against (Changes), whatever Strata applies next. Kept as the request's bytes, a fifth of
-	// the object decoded into maps (docs/performance.md).
+	// raw is what was applied, as JSON deflated (deflate): what another manager's change of a
+	// field is measured against (Changes), whatever Strata applies next. Read back (inflate)
+	// only by drift detection, once per child that another manager changed; the JSON of
+	// Strata's children deflates to a fifth to a third of its 1–9 kB (docs/performance.md),
+	// and 16,384 entries are remembered.
 	raw []byte
+}
+
+// writers reuses deflate writers: compress/flate's NewWriter allocates its compressor's
+// tables (hundreds of kB, compress/flate/deflate.go compressor.init) for every call, Reset
+// keeps them.
+var writers = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.DefaultCompression) // fails only for an invalid level
+	return w
+}}
+
+// deflate is b compressed, in a slice of its own length.
+func deflate(b []byte) []byte {
+	var buf bytes.Buffer
+	w := writers.Get().(*flate.Writer)
+	defer writers.Put(w)
+	w.Reset(&buf)
+	// Writes to a bytes.Buffer do not fail; flate returns only the writer's errors.
+	_, _ = w.Write(b)
+	_ = w.Close()
+	return bytes.Clone(buf.Bytes()) // the buffer grew by doubling: keep what it holds only
+}
+
+// inflate is the JSON deflate compressed.
+func inflate(b []byte) ([]byte, error) {
+	r := flate.NewReader(bytes.NewReader(b))
+	defer r.Close()
+	return io.ReadAll(r)
 }
 
 // cache is a size-bounded LRU of applied objects with an index by scope, so that the entries of
