@@ -37,10 +37,13 @@ func ManagerOptions(o ctrl.Options) ctrl.Options {
 	o.Cache.ByObject[&corev1.Pod{}] = pipeline.PodCache()
 	// Children are cached as unstructured objects, whose managedFields decode into trees of
 	// maps: more than half of what the informers held at 1,000 pipelines. Compact keeps them as
-	// the JSON text upToDate and Changes read (internal/ssa/compact.go); it leaves typed objects
-	// as they are, and runs after a transform set before.
+	// the JSON text upToDate and Changes read (internal/ssa/compact.go); Pack then keeps each
+	// child's spec, status and managedFields as one deflated JSON text beside its decoded
+	// metadata, and the PackedCache gives them back on every Get and List (internal/ssa/pack.go).
+	// Both leave typed objects as they are, and run after a transform set before.
 	o.Cache.DefaultTransform = chainTransforms(o.Cache.DefaultTransform,
-		chainTransforms(ssa.Compact, dropUnreadManagedFields))
+		chainTransforms(ssa.Compact, chainTransforms(ssa.Pack, dropUnreadManagedFields)))
+	o.NewCache = ssa.NewPackedCache(o.NewCache)
 	return o
 }
 

@@ -51,7 +51,14 @@ func TestCacheTransformDropsUnreadManagedFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries := ssa.ManagedFields(out.(*unstructured.Unstructured))
+	stored := out.(*unstructured.Unstructured)
+	if stored.GetName() != "sensors-metrics" {
+		t.Errorf("the stored child's name is %q: metadata is kept decoded", stored.GetName())
+	}
+	if err := ssa.Unpack(stored); err != nil {
+		t.Fatal(err)
+	}
+	entries := ssa.ManagedFields(stored)
 	if len(entries) != 1 || entries[0].FieldsV1 == nil || entries[0].Manager != "kubelet" {
 		t.Errorf("a child's managedFields after the transform: %+v, want the kubelet's entry with its fields", entries)
 	}

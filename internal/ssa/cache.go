@@ -1,9 +1,6 @@
 package ssa
 
 import (
-	"bytes"
-	"compress/flate"
-	"io"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -37,33 +34,6 @@ type applied struct {
 	// Strata's children deflates to a fifth to a third of its 1–9 kB (docs/performance.md),
 	// and 16,384 entries are remembered.
 	raw []byte
-}
-
-// writers reuses deflate writers: compress/flate's NewWriter allocates its compressor's
-// tables (hundreds of kB, compress/flate/deflate.go compressor.init) for every call, Reset
-// keeps them.
-var writers = sync.Pool{New: func() any {
-	w, _ := flate.NewWriter(nil, flate.DefaultCompression) // fails only for an invalid level
-	return w
-}}
-
-// deflate is b compressed, in a slice of its own length.
-func deflate(b []byte) []byte {
-	var buf bytes.Buffer
-	w := writers.Get().(*flate.Writer)
-	defer writers.Put(w)
-	w.Reset(&buf)
-	// Writes to a bytes.Buffer do not fail; flate returns only the writer's errors.
-	_, _ = w.Write(b)
-	_ = w.Close()
-	return bytes.Clone(buf.Bytes()) // the buffer grew by doubling: keep what it holds only
-}
-
-// inflate is the JSON deflate compressed.
-func inflate(b []byte) ([]byte, error) {
-	r := flate.NewReader(bytes.NewReader(b))
-	defer r.Close()
-	return io.ReadAll(r)
 }
 
 // cache is a size-bounded LRU of applied objects with an index by scope, so that the entries of
