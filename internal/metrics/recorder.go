@@ -2,10 +2,12 @@ package metrics
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 )
@@ -19,8 +21,8 @@ import (
 // hash-indexed entry (prometheus/vec.go metricMap, prometheus/gauge.go), about 600 bytes for
 // each of a pipeline's ~50 series, 44 MB of the heap at 1,000 pipelines. The Recorder keeps
 // what Observe computed (a family name, label values and a value per series) and each family's
-// collector turns it into const metrics (prometheus.MustNewConstMetric) on every Collect:
-// the same names, labels, help and values, built for the scrape and dropped after it.
+// collector turns it into gauges on every Collect: the same names, labels, help and
+// values, built for the scrape and dropped after it.
 type Recorder struct {
 	mu         sync.RWMutex
 	collectors []*familyCollector
@@ -57,6 +59,24 @@ type familyCollector struct {
 	r    *Recorder
 	d    Description
 	desc *prometheus.Desc
+	// names are the family's label names sorted, as client_golang sorts a metric's label pairs
+	// (prometheus/value.go MakeLabelPairs; the registry copies and sorts pairs it gets
+	// unsorted, registry.go checkMetricConsistency), and order[i] is names[i]'s index in
+	// d.Labels.
+	names []*string
+	order []int
+}
+
+func newFamilyCollector(r *Recorder, d Description) *familyCollector {
+	c := &familyCollector{r: r, d: d, desc: prometheus.NewDesc(d.Name, d.Help, d.Labels, nil)}
+	for i := range d.Labels {
+		c.order = append(c.order, i)
+	}
+	sort.Slice(c.order, func(a, b int) bool { return d.Labels[c.order[a]] < d.Labels[c.order[b]] })
+	for _, i := range c.order {
+		c.names = append(c.names, &d.Labels[i])
+	}
+	return c
 }
 
 // Describe sends the family's one Desc: the registry checks names and labels against it
@@ -70,18 +90,56 @@ func (c *familyCollector) Collect(ch chan<- prometheus.Metric) {
 	for key, rec := range c.r.pipelines {
 		if c.d.Observed {
 			if v, ok := rec.observed[c.d.Name]; ok {
-				ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, v, key.namespace, key.name)
+				ch <- &gauge{c: c, key: key, value: v}
 			}
 			continue
 		}
 		for _, s := range rec.samples {
-			if s.family != c.d.Name {
-				continue
+			if s.family == c.d.Name {
+				ch <- &gauge{c: c, key: key, labels: s.labels, value: s.value}
 			}
-			lv := append([]string{key.namespace, key.name}, s.labels...)
-			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, s.value, lv...)
 		}
 	}
+}
+
+// gauge is one series as a scrape sees it (a prometheus.Metric). It is built for the scrape
+// and writes its label pairs only when the registry asks (Write): a scrape of 1,000 pipelines
+// makes some 50,000 of them, garbage once the scrape is encoded. client_golang's
+// NewConstMetric would allocate two strings per label besides (proto.String, value.go
+// MakeLabelPairs) and check every value's UTF-8 (the values are the API server's names).
+type gauge struct {
+	c      *familyCollector
+	key    pipelineKey
+	labels []string // after namespace and pipeline
+	value  float64
+}
+
+// Desc is the family's.
+func (s *gauge) Desc() *prometheus.Desc { return s.c.desc }
+
+// Write fills m with the gauge's value and its label pairs, sorted by name.
+func (s *gauge) Write(m *dto.Metric) error {
+	n := len(s.c.names)
+	if len(s.labels)+2 != n {
+		return fmt.Errorf("%s: %d label values for %d labels", s.c.d.Name, len(s.labels)+2, n)
+	}
+	values := make([]string, n)
+	pairs := make([]dto.LabelPair, n)
+	m.Label = make([]*dto.LabelPair, n)
+	for i, j := range s.c.order {
+		switch j {
+		case 0:
+			values[i] = s.key.namespace
+		case 1:
+			values[i] = s.key.name
+		default:
+			values[i] = s.labels[j-2]
+		}
+		pairs[i].Name, pairs[i].Value = s.c.names[i], &values[i]
+		m.Label[i] = &pairs[i]
+	}
+	m.Gauge = &dto.Gauge{Value: &s.value}
+	return nil
 }
 
 // New returns a Recorder whose metrics are registered on reg (tests: a registry of their own).
@@ -98,7 +156,7 @@ func New(reg prometheus.Registerer) *Recorder {
 func NewUnregistered() *Recorder {
 	r := &Recorder{byName: map[string]*familyCollector{}, pipelines: map[pipelineKey]*recorded{}}
 	for _, d := range Descriptions() {
-		c := &familyCollector{r: r, d: d, desc: prometheus.NewDesc(d.Name, d.Help, d.Labels, nil)}
+		c := newFamilyCollector(r, d)
 		r.collectors = append(r.collectors, c)
 		r.byName[d.Name] = c
 	}
