@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/rest"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -147,10 +148,18 @@ func (c PackedCache) Get(ctx context.Context, key client.ObjectKey, obj client.O
 		return err
 	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if shared((&client.GetOptions{}).ApplyOptions(opts).UnsafeDisableDeepCopy) {
+			u.Object = runtime.DeepCopyJSON(u.Object)
+		}
 		return Unpack(u)
 	}
 	return nil
 }
+
+// shared says whether a read asked for the cache's own objects (client.UnsafeDisableDeepCopy):
+// those are unpacked on a copy, or the cache would hold them unpacked and race with its other
+// readers. (The manager's cache is not set to disable deep copies by default: ManagerOptions.)
+func shared(unsafe *bool) bool { return unsafe != nil && *unsafe }
 
 // List reads list from the cache, every item unpacked.
 func (c PackedCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
@@ -158,7 +167,11 @@ func (c PackedCache) List(ctx context.Context, list client.ObjectList, opts ...c
 		return err
 	}
 	if ul, ok := list.(*unstructured.UnstructuredList); ok {
+		copied := !shared((&client.ListOptions{}).ApplyOptions(opts).UnsafeDisableDeepCopy)
 		for i := range ul.Items {
+			if !copied {
+				ul.Items[i].Object = runtime.DeepCopyJSON(ul.Items[i].Object)
+			}
 			if err := Unpack(&ul.Items[i]); err != nil {
 				return err
 			}

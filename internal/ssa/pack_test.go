@@ -124,7 +124,11 @@ type stored struct {
 	obj *unstructured.Unstructured
 }
 
-func (s stored) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+func (s stored) Get(_ context.Context, _ client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if o := (&client.GetOptions{}).ApplyOptions(opts); o.UnsafeDisableDeepCopy != nil && *o.UnsafeDisableDeepCopy {
+		obj.(*unstructured.Unstructured).Object = s.obj.Object // the cache's own object, as CacheReader gives it
+		return nil
+	}
 	s.obj.DeepCopyInto(obj.(*unstructured.Unstructured))
 	return nil
 }
@@ -159,6 +163,13 @@ func TestPackedCacheUnpacks(t *testing.T) {
 	}
 	if len(list.Items) != 1 || !reflect.DeepEqual(list.Items[0].Object, want.Object) {
 		t.Errorf("List gave %v, want the object whole", list.Items)
+	}
+	unsafe := &unstructured.Unstructured{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(want), unsafe, client.UnsafeDisableDeepCopy); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(unsafe.Object, want.Object) {
+		t.Errorf("Get without a deep copy gave %v, want %v", unsafe.Object, want.Object)
 	}
 	if _, ok := s.obj.Object[packedKey]; !ok {
 		t.Error("reading unpacked the stored object itself")
