@@ -58,8 +58,9 @@ func ManagerOptions(o ctrl.Options) ctrl.Options {
 // An object read from the cache and sent back by Update or Patch without managedFields keeps
 // them on the server: the field is omitted (omitempty), and the API server then takes the live
 // object's entries (k8s.io/apimachinery pkg/util/managedfields/internal/fieldmanager.go
-// decodeLiveOrNew: "prevent clients who don't understand managedFields from deleting it"). controller-runtime's own TransformStripManagedFields (pkg/cache/cache.go) does
-// the same for every kind; this one leaves children and other typed objects as they were.
+// decodeLiveOrNew: "prevent clients who don't understand managedFields from deleting it").
+// controller-runtime's own TransformStripManagedFields (pkg/cache/cache.go) does the same for
+// every kind; this one leaves children and other typed objects as they were.
 func dropUnreadManagedFields(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *v1alpha1.AnalyticsPipeline:
