@@ -3,12 +3,14 @@ package controllers
 import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers/pipeline"
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/ssa"
@@ -35,10 +37,38 @@ func ManagerOptions(o ctrl.Options) ctrl.Options {
 	o.Cache.ByObject[&corev1.Pod{}] = pipeline.PodCache()
 	// Children are cached as unstructured objects, whose managedFields decode into trees of
 	// maps: more than half of what the informers held at 1,000 pipelines. Compact keeps them as
-	// the JSON text upToDate and Changes read (internal/ssa/compact.go); it leaves typed objects
-	// as they are, and runs after a transform set before.
-	o.Cache.DefaultTransform = chainTransforms(o.Cache.DefaultTransform, ssa.Compact)
+	// the JSON text upToDate and Changes read (internal/ssa/compact.go); Pack then keeps each
+	// child's spec, status and managedFields as one deflated JSON text beside its decoded
+	// metadata, and the PackedCache gives them back on every Get and List (internal/ssa/pack.go).
+	// Both leave typed objects as they are, and run after a transform set before.
+	o.Cache.DefaultTransform = chainTransforms(o.Cache.DefaultTransform,
+		chainTransforms(ssa.Compact, chainTransforms(ssa.Pack, dropUnreadManagedFields)))
+	o.NewCache = ssa.NewPackedCache(o.NewCache)
 	return o
+}
+
+// dropUnreadManagedFields is a cache transform that drops the managedFields of the cached
+// objects whose managedFields nothing reads: the pipelines (AnalyticsPipeline: the operator
+// writes them by merge patches of finalizers and status, never compares their field owners)
+// and the objects cached as metadata only (*metav1.PartialObjectMetadata: the Nodes the tier
+// controller selects by label, the CustomResourceDefinitions the pipeline controller watches
+// for a late install). The applier reads the managedFields of children (internal/ssa
+// compare.go and drift.go, on unstructured objects), which this leaves to Compact.
+//
+// An object read from the cache and sent back by Update or Patch without managedFields keeps
+// them on the server: the field is omitted (omitempty), and the API server then takes the live
+// object's entries (k8s.io/apimachinery pkg/util/managedfields/internal/fieldmanager.go
+// decodeLiveOrNew: "prevent clients who don't understand managedFields from deleting it").
+// controller-runtime's own TransformStripManagedFields (pkg/cache/cache.go) does the same for
+// every kind; this one leaves children and other typed objects as they were.
+func dropUnreadManagedFields(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *v1alpha1.AnalyticsPipeline:
+		o.ManagedFields = nil
+	case *metav1.PartialObjectMetadata:
+		o.ManagedFields = nil
+	}
+	return obj, nil
 }
 
 // chainTransforms runs first (when set), then then.

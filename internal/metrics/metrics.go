@@ -19,9 +19,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
@@ -37,32 +35,6 @@ const (
 )
 
 var resources = []string{ResourceBrokers, ResourceExecutors, ResourceElasticsearchDataNodes}
-
-// Recorder holds the operator's pipeline metrics. Its methods are safe for concurrent use: the
-// reconciler runs several reconciles at once.
-type Recorder struct {
-	mu      sync.Mutex
-	gauges  []*family
-	byName  map[string]*family
-	deleter []PartialDeleter
-}
-
-// PartialDeleter is a metric vector whose series can be removed by a subset of their labels,
-// as client_golang's *GaugeVec and *CounterVec are.
-type PartialDeleter interface {
-	DeletePartialMatch(labels prometheus.Labels) int
-}
-
-// family is one gauge vector and, per pipeline, the label values it last set: an observation
-// that no longer sets a series (a stage that stopped being the bottleneck, a role moved to
-// another tier) deletes it.
-type family struct {
-	vec  *prometheus.GaugeVec
-	desc Description
-	seen map[pipelineKey]map[string][]string
-}
-
-type pipelineKey struct{ namespace, name string }
 
 // Description documents one metric: its name, help, labels (namespace and pipeline first) and
 // what sets it. docs/metrics.md is checked against the Descriptions.
@@ -141,42 +113,6 @@ func Descriptions() []Description {
 	}
 }
 
-// New returns a Recorder whose metrics are registered on reg (tests: a registry of their own).
-func New(reg prometheus.Registerer) *Recorder {
-	r := NewUnregistered()
-	if err := r.Register(reg); err != nil {
-		panic(err)
-	}
-	return r
-}
-
-// NewUnregistered returns a Recorder whose metrics no registry serves yet: it records, and
-// Register puts it on a registry.
-func NewUnregistered() *Recorder {
-	r := &Recorder{byName: map[string]*family{}}
-	for _, d := range Descriptions() {
-		f := &family{
-			vec:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: d.Name, Help: d.Help}, d.Labels),
-			desc: d,
-			seen: map[pipelineKey]map[string][]string{},
-		}
-		r.gauges = append(r.gauges, f)
-		r.byName[d.Name] = f
-	}
-	return r
-}
-
-// Register puts the Recorder's metrics on reg. It fails when reg already has one of them
-// (client_golang refuses a second registration of a name): a process registers once.
-func (r *Recorder) Register(reg prometheus.Registerer) error {
-	for _, f := range r.gauges {
-		if err := reg.Register(f.vec); err != nil {
-			return fmt.Errorf("registering %s: %w", f.desc.Name, err)
-		}
-	}
-	return nil
-}
-
 // Default is the operator's Recorder, which the controllers record on (Observe, Forget and
 // the Set functions below). No registry serves it until cmd/manager registers it on
 // controller-runtime's registry (registerMetrics), so importing this package registers nothing:
@@ -211,92 +147,6 @@ func SetBrokerLinkUtilization(namespace, name string, ratio float64) {
 // 1 with high disk reads the page cache is starved.
 func SetExecutorPageCacheRatio(namespace, name string, ratio float64) {
 	Default.setObserved(ExecutorPageCacheRatio, namespace, name, ratio)
-}
-
-// ForgetAlso makes Forget remove the pipeline's series from vec too.
-func (r *Recorder) ForgetAlso(vec PartialDeleter) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.deleter = append(r.deleter, vec)
-}
-
-// sample is one series of one family: its label values after namespace and pipeline.
-type sample struct {
-	family string
-	labels []string
-	value  float64
-}
-
-// Observe publishes what the pipeline's spec, status.plan and status.conditions say. A pipeline
-// without a plan (its spec could not be planned) keeps its info, workload, bounds and
-// conditions; its plan's series go.
-func (r *Recorder) Observe(p *v1alpha1.AnalyticsPipeline) {
-	r.publish(pipelineKey{p.Namespace, p.Name}, samples(p))
-}
-
-// SetObserved sets one of the autoscaler's observed metrics (BrokerLinkUtilization or
-// ExecutorPageCacheRatio) on this recorder.
-func (r *Recorder) SetObserved(metric, namespace, name string, value float64) error {
-	f, ok := r.byName[metric]
-	if !ok || !f.desc.Observed {
-		return fmt.Errorf("%s is not an observed metric", metric)
-	}
-	r.setObserved(metric, namespace, name, value)
-	return nil
-}
-
-func (r *Recorder) setObserved(metric, namespace, name string, value float64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f := r.byName[metric]
-	f.vec.WithLabelValues(namespace, name).Set(value)
-}
-
-// Forget removes every series of the pipeline.
-func (r *Recorder) Forget(namespace, name string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	match := prometheus.Labels{"namespace": namespace, "pipeline": name}
-	for _, f := range r.gauges {
-		f.vec.DeletePartialMatch(match)
-		delete(f.seen, pipelineKey{namespace, name})
-	}
-	for _, v := range r.deleter {
-		v.DeletePartialMatch(match)
-	}
-}
-
-// publish sets the samples of one pipeline and deletes the series of Observe's families that
-// the previous observation set and this one does not. The autoscaler's observed families are
-// left alone.
-func (r *Recorder) publish(key pipelineKey, ss []sample) {
-	next := map[string]map[string][]string{}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, s := range ss {
-		f := r.byName[s.family]
-		lv := append([]string{key.namespace, key.name}, s.labels...)
-		f.vec.WithLabelValues(lv...).Set(s.value)
-		if next[s.family] == nil {
-			next[s.family] = map[string][]string{}
-		}
-		next[s.family][strings.Join(lv, "\xff")] = lv
-	}
-	for _, f := range r.gauges {
-		if f.desc.Observed {
-			continue
-		}
-		for id, lv := range f.seen[key] {
-			if _, ok := next[f.desc.Name][id]; !ok {
-				f.vec.DeleteLabelValues(lv...)
-			}
-		}
-		if n := next[f.desc.Name]; len(n) > 0 {
-			f.seen[key] = n
-		} else {
-			delete(f.seen, key)
-		}
-	}
 }
 
 // samples computes every series Observe sets for p.

@@ -3,7 +3,6 @@ package ssa
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -15,8 +14,9 @@ import (
 // DefaultCacheSize is how many objects an Applier remembers. A pipeline has about 14 children,
 // a local tier one volume per node and path: 16,384 entries keep 1,000 pipelines warm (4,096
 // held 290 of them: every other reconcile compared its children with the live objects). An
-// entry holds the applied object as its JSON request, about 1.7 kB: the cache full is under
-// 30 MB. An object that fell out costs one comparison with the live object, not a request.
+// entry holds the applied object as its JSON request deflated, about 500 bytes (the sample's 14
+// children: 27.5 kB of JSON, 7.1 kB deflated): 13 MB at 1,000 pipelines (docs/performance.md).
+// An object that fell out costs one comparison with the live object, not a request.
 const DefaultCacheSize = 16384
 
 // Applier server-side applies objects as one field manager, taking over fields another
@@ -45,15 +45,18 @@ func (a *Applier) Apply(ctx context.Context, scope string, obj, current *unstruc
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(b)
-	hash := hex.EncodeToString(sum[:])
+	hash := sha256.Sum256(b)
 	key := KeyOf(obj)
 
 	if current != nil {
 		last, known := a.cache.get(key)
-		if (known && last.hash == hash && last.resourceVersion == current.GetResourceVersion()) ||
-			(!known && upToDate(current, obj, a.manager)) {
-			a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: current.GetResourceVersion(), raw: b})
+		if known && last.hash == hash && last.resourceVersion == current.GetResourceVersion() {
+			// The same request as remembered: its deflated bytes are the ones kept already.
+			a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: last.resourceVersion, raw: last.raw})
+			return current, nil
+		}
+		if !known && upToDate(current, obj, a.manager) {
+			a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: current.GetResourceVersion(), raw: deflate(b)})
 			return current, nil
 		}
 	}
@@ -63,7 +66,7 @@ func (a *Applier) Apply(ctx context.Context, scope string, obj, current *unstruc
 		client.FieldOwner(a.manager), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
-	a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: answer.GetResourceVersion(), raw: b})
+	a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: answer.GetResourceVersion(), raw: deflate(b)})
 	return answer, nil
 }
 
@@ -74,8 +77,12 @@ func (a *Applier) Applied(key Key) (*unstructured.Unstructured, bool) {
 	if !ok || last.raw == nil {
 		return nil, false
 	}
+	raw, err := inflate(last.raw)
+	if err != nil {
+		return nil, false
+	}
 	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(last.raw); err != nil {
+	if err := u.UnmarshalJSON(raw); err != nil {
 		return nil, false
 	}
 	return u, true

@@ -23,12 +23,16 @@ func KeyOf(u *unstructured.Unstructured) Key {
 // applied is what the cache remembers of an object: the hash of the request last applied, the
 // resourceVersion the server answered with, and the owner (scope) the object was applied for.
 type applied struct {
-	scope           string
-	hash            string
+	scope string
+	// hash is the request's SHA-256, compared for equality only: kept as its 32 bytes, not as
+	// 64 hex characters in a string.
+	hash            [32]byte
 	resourceVersion string
-	// raw is what was applied, as JSON: what another manager's change of a field is measured
-	// against (Changes), whatever Strata applies next. Kept as the request's bytes, a fifth of
-	// the object decoded into maps (docs/performance.md).
+	// raw is what was applied, as JSON deflated (deflate): what another manager's change of a
+	// field is measured against (Changes), whatever Strata applies next. Read back (inflate)
+	// only by drift detection, once per child that another manager changed; the JSON of
+	// Strata's children deflates to a fifth to a third of its 1–9 kB (docs/performance.md),
+	// and 16,384 entries are remembered.
 	raw []byte
 }
 

@@ -1,0 +1,65 @@
+package controllers
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/ssa"
+)
+
+func managedFields() []metav1.ManagedFieldsEntry {
+	return []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:zone":{}}}}`)}}}
+}
+
+// TestCacheTransformDropsUnreadManagedFields: the manager's cache keeps no managedFields of
+// pipelines and of metadata-only objects (Nodes, CRDs), and keeps a child's, which the applier
+// reads (ssa.ManagedFields), with their field sets.
+func TestCacheTransformDropsUnreadManagedFields(t *testing.T) {
+	transform := ManagerOptions(ctrl.Options{}).Cache.DefaultTransform
+
+	node := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "n1",
+		Labels: map[string]string{"zone": "a"}, ManagedFields: managedFields()}}
+	node.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Name: "sensors", Namespace: "ns",
+		Finalizers: []string{"strata.dev/children"}, ManagedFields: managedFields()}}
+	for _, obj := range []metav1.Object{node, p} {
+		out, err := transform(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := out.(metav1.Object)
+		if got.GetManagedFields() != nil {
+			t.Errorf("%s keeps managedFields %v", got.GetName(), got.GetManagedFields())
+		}
+	}
+	if node.Labels["zone"] != "a" || len(p.Finalizers) != 1 {
+		t.Errorf("the transform changed more than managedFields: %v %v", node.Labels, p.Finalizers)
+	}
+
+	child := &unstructured.Unstructured{}
+	child.SetAPIVersion("v1")
+	child.SetKind("ConfigMap")
+	child.SetName("sensors-metrics")
+	child.SetManagedFields(managedFields())
+	out, err := transform(child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := out.(*unstructured.Unstructured)
+	if stored.GetName() != "sensors-metrics" {
+		t.Errorf("the stored child's name is %q: metadata is kept decoded", stored.GetName())
+	}
+	if err := ssa.Unpack(stored); err != nil {
+		t.Fatal(err)
+	}
+	entries := ssa.ManagedFields(stored)
+	if len(entries) != 1 || entries[0].FieldsV1 == nil || entries[0].Manager != "kubelet" {
+		t.Errorf("a child's managedFields after the transform: %+v, want the kubelet's entry with its fields", entries)
+	}
+}
