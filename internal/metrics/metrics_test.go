@@ -218,3 +218,45 @@ func TestForgetAlso(t *testing.T) {
 		t.Errorf("decision series left: %v, want the other pipeline's", got)
 	}
 }
+
+// TestPublishGroupsSamplesByFamily publishes one pipeline's samples with the families
+// interleaved and a series set twice: each family's collector must emit exactly its own
+// series, each once, with the last value set.
+func TestPublishGroupsSamplesByFamily(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	r := New(reg)
+	r.publish(pipelineKey{"ns", "p"}, []sample{
+		{family: ReplicasMin, labels: []string{ResourceBrokers}, value: 1},
+		{family: WorkloadMessages, value: 10},
+		{family: ReplicasMin, labels: []string{ResourceExecutors}, value: 2},
+		{family: Condition, labels: []string{"Ready", "Progressing"}, value: 0},
+		{family: ReplicasMin, labels: []string{ResourceBrokers}, value: 3},
+		{family: "strata_not_a_family", value: 9},
+	})
+	got := series(t, reg)
+	want := []string{
+		sortLabels(Condition + "{namespace=ns,pipeline=p,type=Ready,reason=Progressing} 0"),
+		sortLabels(ReplicasMin + "{namespace=ns,pipeline=p,resource=" + ResourceBrokers + "} 3"),
+		sortLabels(ReplicasMin + "{namespace=ns,pipeline=p,resource=" + ResourceExecutors + "} 2"),
+		sortLabels(WorkloadMessages + "{namespace=ns,pipeline=p} 10"),
+	}
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("series:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// BenchmarkGather is one scrape of 1,000 pipelines' series (docs/performance.md).
+func BenchmarkGather(b *testing.B) {
+	reg := prometheus.NewRegistry()
+	r := New(reg)
+	for i := range 1000 {
+		r.Observe(pipeline("ns", "p"+strconv.Itoa(i)))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := reg.Gather(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

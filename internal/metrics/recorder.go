@@ -107,6 +107,10 @@ func (c *familyCollector) Collect(ch chan<- prometheus.Metric) {
 // makes some 50,000 of them, garbage once the scrape is encoded. client_golang's
 // NewConstMetric would allocate two strings per label besides (proto.String, value.go
 // MakeLabelPairs) and check every value's UTF-8 (the values are the API server's names).
+// Measured (BenchmarkGather, one scrape of 1,000 pipelines): 238,600 allocations and 21 MB with
+// gauge, 626,600 and 28 MB with MustNewConstMetric. Each family's Collect scans every
+// pipeline's samples for its own; grouping them by family first saved no measurable time (the
+// registry's sorting and encoding is the cost), so they are kept in one list.
 type gauge struct {
 	c      *familyCollector
 	key    pipelineKey
