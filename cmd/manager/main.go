@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
@@ -174,10 +173,9 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		// The Helm chart mounts a certificate its CA (or cert-manager's) signed, so that
 		// Prometheus verifies the endpoint before it sends its ServiceAccount token.
 		CertDir: o.metricsCertDir, CertName: "tls.crt", KeyName: "tls.key"}
-	if o.secureMetrics {
-		// Only callers the API server authenticates and authorizes (get on /metrics) may read.
-		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
-	}
+	// The pipeline metrics follow the registry's; with secure serving, only callers the API
+	// server authenticates and authorizes (get on /metrics) may read.
+	metrics.FilterProvider = metricsFilter(o.secureMetrics, pipelinemetrics.Default)
 	cacheOpts := cache.Options{}
 	if o.watchNamespaces != "" {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}

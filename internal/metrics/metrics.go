@@ -1,8 +1,8 @@
 // Package metrics publishes the operator's own Prometheus metrics about each pipeline — its
 // plan, the capacity of every stage, the bottleneck, the storage placement and its cost, its
-// conditions — on controller-runtime's registry, where cmd/manager registers them (Register) and
-// which the manager serves on its metrics endpoint next to controller-runtime's reconcile and
-// work-queue metrics.
+// conditions — on the manager's metrics endpoint, after controller-runtime's reconcile and
+// work-queue metrics: cmd/manager serves them through Recorder.Handler, which writes them as
+// text as it reads them (stream.go); a test may register them on a registry instead (Register).
 //
 // The reconciler calls Observe after it planned a pipeline and Forget when the pipeline is gone:
 // every series carries the labels namespace and pipeline, and Forget removes them all. The
@@ -114,8 +114,8 @@ func Descriptions() []Description {
 }
 
 // Default is the operator's Recorder, which the controllers record on (Observe, Forget and
-// the Set functions below). No registry serves it until cmd/manager registers it on
-// controller-runtime's registry (registerMetrics), so importing this package registers nothing:
+// the Set functions below). Nothing serves it until cmd/manager's metrics endpoint does
+// (Handler, through its metricsFilter), so importing this package registers nothing:
 // a test or a tool that imports it serves no strata_pipeline_* series it did not ask for, and
 // a test that reads them registers Default on a registry of its own. cmd/manager also has its
 // Forget remove the autoscaler's decisions of the pipeline (ForgetAlso with
