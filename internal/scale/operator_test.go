@@ -50,7 +50,8 @@ type scenario struct {
 // -benchtime 1x (`make bench` does): one iteration is one whole scenario. STRATA_BENCH_PIPELINES,
 // STRATA_BENCH_UNRELATED and STRATA_BENCH_NODES change the sizes; the profiles go to
 // STRATA_BENCH_OUT (default: a directory under the system's temporary one, logged);
-// STRATA_BENCH_GOMEMLIMIT (e.g. 921MiB, what the chart's 1Gi limit sets) is the operator's.
+// STRATA_BENCH_GOMEMLIMIT (e.g. 921MiB, what the chart's 1Gi limit sets) and STRATA_BENCH_GOGC
+// are the operator's GOMEMLIMIT and GOGC.
 func BenchmarkOperator(b *testing.B) {
 	s := scenario{pipelines: envInt(b, "STRATA_BENCH_PIPELINES", 1000),
 		load:    unrelated{perKind: envInt(b, "STRATA_BENCH_UNRELATED", 10000), nodes: envInt(b, "STRATA_BENCH_NODES", 5000)},
@@ -161,11 +162,14 @@ func run(t testing.TB, s scenario) result {
 	// three minutes after its creation, in the middle of the creation being measured: off.
 	extra := []string{"--leader-elect=false", "--metrics-secure=false", "--pprof-bind-address=" + pprofAddr,
 		"--upstream-status-timeout=0"}
-	if limit := os.Getenv("STRATA_BENCH_GOMEMLIMIT"); limit != "" {
-		// The soft limit the manager sets itself under a container's memory limit
-		// (cmd/manager/memlimit.go; none here, the process runs in no cgroup of its own).
-		op.Env = append(op.Env, "GOMEMLIMIT="+limit)
-		t.Logf("the operator runs with GOMEMLIMIT=%s", limit)
+	// GOMEMLIMIT: the soft limit the manager sets itself under a container's memory limit
+	// (cmd/manager/memlimit.go; none here, the process runs in no cgroup of its own). GOGC: how
+	// far the collector lets the heap grow past what was live.
+	for _, name := range []string{"GOMEMLIMIT", "GOGC"} {
+		if v := os.Getenv("STRATA_BENCH_" + name); v != "" {
+			op.Env = append(op.Env, name+"="+v)
+			t.Logf("the operator runs with %s=%s", name, v)
+		}
 	}
 	op.Stop()
 	op.Restart(t, extra...)
@@ -210,8 +214,12 @@ func run(t testing.TB, s scenario) result {
 	byKind["POST analyticspipelines"] -= float64(s.pipelines)
 	t.Logf("the operator's writes per pipeline by kind (API server's counts): %s", perPipeline(byKind, s.pipelines))
 	r.cpu = usage(t, op.Pid()).CPUSeconds() - usageBefore.CPUSeconds()
-	if err := save(pprofAddr, "/debug/pprof/heap", filepath.Join(out, "heap.pprof")); err != nil {
-		t.Error(err)
+	// The heap profile, and the runtime's MemStats (the text form's end: what the heap, the
+	// stacks and the runtime hold of the resident set, and the collector's next goal).
+	for file, path := range map[string]string{"heap.pprof": "/debug/pprof/heap", "heap.txt": "/debug/pprof/heap?debug=1"} {
+		if err := save(pprofAddr, path, filepath.Join(out, file)); err != nil {
+			t.Error(err)
+		}
 	}
 	if err := <-profile; err != nil {
 		t.Error(err)
@@ -245,6 +253,11 @@ func run(t testing.TB, s scenario) result {
 	quiet(t, writes)
 	r.resyncWrites = writes()
 	r.resyncUsage = usage(t, op.Pid())
+	for file, path := range map[string]string{"heap-restarted.pprof": "/debug/pprof/heap", "heap-restarted.txt": "/debug/pprof/heap?debug=1"} {
+		if err := save(pprofAddr, path, filepath.Join(out, file)); err != nil {
+			t.Error(err)
+		}
+	}
 	if r.resyncWrites != 0 {
 		text := metrics()
 		t.Errorf("a restarted operator with nothing changed made %.0f writes, want 0:\n%s\nthe API server's counts: %v",
