@@ -68,8 +68,12 @@ func (r *Reconciler) rebalances(ctx context.Context, p *v1alpha1.AnalyticsPipeli
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(desired.KafkaRebalanceGVK.GroupVersion().WithKind("KafkaRebalanceList"))
-	if err := r.Client.List(ctx, list, client.InNamespace(p.Namespace),
-		client.MatchingLabels{desired.StrimziClusterLabel: desired.KafkaName(p)}); err != nil {
+	opts := []client.ListOption{client.InNamespace(p.Namespace), client.MatchingLabels{desired.StrimziClusterLabel: desired.KafkaName(p)}}
+	if r.watches.clusterIndexedKind(desired.KafkaRebalanceGVK) {
+		// The cache answers from its index: this cluster's KafkaRebalances only (watches.go).
+		opts = append(opts, client.MatchingFields{clusterIndex: desired.KafkaName(p)})
+	}
+	if err := r.Client.List(ctx, list, opts...); err != nil {
 		return nil, err
 	}
 	out := make([]*unstructured.Unstructured, len(list.Items))

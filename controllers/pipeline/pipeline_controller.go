@@ -23,6 +23,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers/internal/setup"
+	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/ssa"
 )
 
@@ -55,6 +56,8 @@ type Reconciler struct {
 	Workers int
 
 	watches *childWatches
+	// podsIndexed: the cache has podPipelineIndex (SetupWithManager registered it).
+	podsIndexed bool
 	// takenBack remembers what ChildrenAsApplied said was taken back, per pipeline and
 	// generation (pipeline_drift.go).
 	takenBack takenBack
@@ -133,6 +136,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.AnalyticsPipeline{}, tierIndex, indexTiers); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, podPipelineIndex, podPipeline); err != nil {
+		return err
+	}
+	r.podsIndexed = true
 	upstream := upstreamCRDNames()
 	if r.Applier == nil {
 		r.Applier = ssa.New(r.Client, setup.FieldOwner, ssa.DefaultCacheSize)
@@ -165,6 +172,18 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	r.watches = &childWatches{controller: c, cache: mgr.GetCache(), scheme: mgr.GetScheme(),
 		mapper: mgr.GetRESTMapper(), watched: map[schema.GroupVersionKind]bool{}}
+	return nil
+}
+
+// podPipelineIndex indexes the cached pods by the pipeline their label names: every reconcile
+// reads its pipeline's pods (reportPods), and a label selector alone scans every pipeline pod
+// of the namespace, some twenty per pipeline.
+const podPipelineIndex = "strata.dev/pipeline"
+
+func podPipeline(o client.Object) []string {
+	if name := o.GetLabels()[desired.LabelPipeline]; name != "" {
+		return []string{name}
+	}
 	return nil
 }
 

@@ -199,8 +199,12 @@ func (r *Reconciler) applyChildren(ctx context.Context, s *scope) error {
 // its label are cached: pipeline_scheduling.go): before Ready, which it is part of.
 func (r *Reconciler) reportPods(ctx context.Context, s *scope) error {
 	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(s.pipeline.Namespace),
-		client.MatchingLabels{desired.LabelPipeline: s.pipeline.Name}); err != nil {
+	opts := []client.ListOption{client.InNamespace(s.pipeline.Namespace), client.MatchingLabels{desired.LabelPipeline: s.pipeline.Name}}
+	if r.podsIndexed {
+		// From the index: this pipeline's pods, not every pipeline pod of the namespace.
+		opts = append(opts, client.MatchingFields{podPipelineIndex: s.pipeline.Name})
+	}
+	if err := r.Client.List(ctx, pods, opts...); err != nil {
 		return err
 	}
 	st := podsScheduled(s.pipeline, pods.Items)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/desired"
 )
 
 // childWatches starts a watch on each child kind the first time the API server serves it. A
@@ -31,8 +33,38 @@ type childWatches struct {
 	mu      sync.Mutex
 	watched map[schema.GroupVersionKind]bool
 	// byController holds the kinds whose caches have controllerIndex (a cache's index cannot
-	// be added twice).
+	// be added twice); byCluster those that have clusterIndex.
 	byController map[schema.GroupVersionKind]bool
+	byCluster    map[schema.GroupVersionKind]bool
+}
+
+// clusterIndex indexes the KafkaRebalance cache by the Strimzi cluster each names (its
+// strimzi.io/cluster label): the pipeline reads its cluster's KafkaRebalances on every
+// reconcile, Strimzi's auto-rebalancing ones included, which no pipeline controls. A label
+// selector alone scans every KafkaRebalance of the namespace, copying each one's labels: two
+// per pipeline, so with 1,000 pipelines in a namespace a reconcile read 2,000 objects and
+// creating them all grew as the square of their number, as controllerIndex's kinds did.
+const clusterIndex = "strata.dev/strimzi-cluster"
+
+// clusterIndexed kinds: the ones read by their Strimzi cluster.
+var clusterIndexed = []schema.GroupVersionKind{desired.KafkaRebalanceGVK}
+
+// strimziCluster is clusterIndex's value: the cluster obj's strimzi.io/cluster label names.
+func strimziCluster(obj client.Object) []string {
+	if c := obj.GetLabels()[desired.StrimziClusterLabel]; c != "" {
+		return []string{c}
+	}
+	return nil
+}
+
+// clusterIndexedKind says whether gvk's cache has clusterIndex (its watch started).
+func (w *childWatches) clusterIndexedKind(gvk schema.GroupVersionKind) bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.byCluster[gvk]
 }
 
 // controllerIndex indexes the children caches by the UID of the pipeline that controls each
@@ -82,6 +114,15 @@ func (w *childWatches) ensure(gvks []schema.GroupVersionKind) error {
 				w.byController = map[schema.GroupVersionKind]bool{}
 			}
 			w.byController[gvk] = true
+		}
+		if slices.Contains(clusterIndexed, gvk) && !w.byCluster[gvk] {
+			if err := w.cache.IndexField(context.Background(), u, clusterIndex, strimziCluster); err != nil {
+				return err
+			}
+			if w.byCluster == nil {
+				w.byCluster = map[schema.GroupVersionKind]bool{}
+			}
+			w.byCluster[gvk] = true
 		}
 		h := handler.TypedEnqueueRequestForOwner[*unstructured.Unstructured](w.scheme, w.mapper,
 			&v1alpha1.AnalyticsPipeline{}, handler.OnlyControllerOwner())
