@@ -335,6 +335,9 @@ func TestRenderAllOptions(t *testing.T) {
 	expect("topologySpreadConstraints", values["topologySpreadConstraints"], "spec", "template", "spec", "topologySpreadConstraints")
 	expect("imagePullSecrets", values["imagePullSecrets"], "spec", "template", "spec", "imagePullSecrets")
 	expect("priorityClassName", "platform-critical", "spec", "template", "spec", "priorityClassName")
+	if env := c["env"]; !reflect.DeepEqual(env, []any{map[string]any{"name": "GOGC", "value": "50"}}) {
+		t.Errorf("env %v, want GOGC=50 from goGC", env)
+	}
 	expect("serviceAccount.name", "strata-operator", "spec", "template", "spec", "serviceAccountName")
 	expect("podLabels", "platform", "spec", "template", "metadata", "labels", "team")
 	expect("podAnnotations", "platform", "spec", "template", "metadata", "annotations", "example.com/owner")
@@ -436,6 +439,8 @@ func TestValuesSchema(t *testing.T) {
 		{"a port out of range", []string{"--set", "metrics.port=70000"}, "port"},
 		{"a malformed scrape interval", []string{"--set", "serviceMonitor.interval=often"}, "interval"},
 		{"a volume cleanup timeout that is no duration", []string{"--set", "volumeCleanup.timeout=15"}, "timeout"},
+		{"a GOGC of 0", []string{"--set", "goGC=0"}, "goGC"},
+		{"a GOGC that is no number", []string{"--set", "goGC=half"}, "goGC"},
 		{"replicas without leader election", []string{"--set", "replicaCount=2", "--set", "leaderElection.enabled=false"}, "leaderElection"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
