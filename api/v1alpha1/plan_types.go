@@ -30,8 +30,13 @@ const (
 // Plan is every figure the operator decided for a pipeline. `strata plan -o json` prints it.
 // Byte rates are integers in bytes per second; money is a decimal string with two places.
 type Plan struct {
-	// brokers is the planned Kafka broker count.
+	// brokers is the planned Kafka broker count: the count applied now.
 	Brokers int32 `json:"brokers"`
+	// targetBrokers is the broker count the plan heads for while brokers leave one at a time, or
+	// wait until Strimzi may remove one (PlanValid says which): brokers is then the step applied
+	// now. Empty when brokers is the count the spec and the autoscaler's targets plan.
+	// +optional
+	TargetBrokers int32 `json:"targetBrokers,omitempty"`
 	// replicationFactor is the topic's replication factor.
 	ReplicationFactor int32 `json:"replicationFactor"`
 	// minInSyncReplicas is the topic's min.insync.replicas.

@@ -52,10 +52,16 @@ func TestScaleDownWaitsForItsClusterRebalancesOnly(t *testing.T) {
 	runningRebalance(t, o, ns, "other-auto-rebalancing-remove-brokers", "other")
 	envtestutil.UpdateSpec(t, o.C, p, func() { p.Spec.Kafka.Brokers = v1alpha1.Range{Min: 2, Max: 2} })
 	planNote(t, o.C, p, 3, "brokers stay at 3 (2 planned) until Strimzi may remove one: RebalanceRunning")
+	if got := p.Status.Plan.TargetBrokers; got != 2 {
+		t.Errorf("status.plan.targetBrokers %d while held at 3, want the 2 it heads for", got)
+	}
 
 	// Its own done, the other cluster's still running: the step goes ahead. The auto-rebalance
 	// belongs to the Kafka, not the pipeline, so its change enqueues nothing: a touch does.
 	setRebalanceReady(t, o.C, own)
 	o.Touch(t, p)
 	planNote(t, o.C, p, 2, "")
+	if got := p.Status.Plan.TargetBrokers; got != 0 {
+		t.Errorf("status.plan.targetBrokers %d at the plan's 2 brokers, want none", got)
+	}
 }

@@ -68,7 +68,10 @@ func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, obs Ob
 			return planBrokers(w, link, k, p, logTier, brokerCPUBytes(brokerPod), why)
 		}, why)
 	}
-	parts, brokers, emptyBrokers := kafkaCounts(s.Kafka, obs, partsFor, &why, &notes)
+	parts, brokers, targetBrokers, emptyBrokers := kafkaCounts(s.Kafka, obs, partsFor, &why, &notes)
+	if targetBrokers == brokers.count {
+		targetBrokers = 0 // no step: brokers is the target
+	}
 	why = append(why, executorWhy...)
 	dataNodes := planDataNodes(w, s.Elasticsearch, perNode, &why)
 
@@ -112,6 +115,7 @@ func Compute(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, obs Ob
 
 	return Result{Notes: notes, EmptyBrokers: emptyBrokers, Plan: v1alpha1.Plan{
 		Brokers:                       brokers.count,
+		TargetBrokers:                 targetBrokers,
 		ReplicationFactor:             s.Kafka.ReplicationFactor,
 		MinInSyncReplicas:             minInSyncReplicas(s.Kafka),
 		Partitions:                    parts,

@@ -156,10 +156,12 @@ type partitionsFor func(k v1alpha1.KafkaSpec, existing int32, why *reasons) (int
 // kafkaCounts plans the topic's partitions and the brokers to apply now: the spec's plan for
 // the partitions the topic has, or a step towards it (brokerStep), adding the reasons of the
 // brokers applied to why and the brokers and partitions notes to notes. It returns the broker
-// to empty first, if any.
-func kafkaCounts(k v1alpha1.KafkaSpec, obs Observed, plan partitionsFor, why *reasons, notes *Notes) (int32, brokerPlan, []int32) {
+// count the steps head for (the plan's brokers when no step is taken) and the broker to empty
+// first, if any.
+func kafkaCounts(k v1alpha1.KafkaSpec, obs Observed, plan partitionsFor, why *reasons, notes *Notes) (int32, brokerPlan, int32, []int32) {
 	var brokerWhy reasons
 	parts, brokers := plan(k, obs.Partitions, &brokerWhy)
+	target := brokers.count
 	step, stepNote, empty := brokerStep(obs.Brokers, brokers.count)
 	if step != brokers.count {
 		// A step of a scale-down: every figure (traffic per broker, volumes, stages) is for the
@@ -176,7 +178,7 @@ func kafkaCounts(k v1alpha1.KafkaSpec, obs Observed, plan partitionsFor, why *re
 		notes.Partitions = partitionsNote(obs.Partitions, parts, fresh)
 	}
 	*why = append(*why, brokerWhy...)
-	return parts, brokers, empty
+	return parts, brokers, target, empty
 }
 
 // brokerStep is the broker count to apply now when the pool runs pool.Replicas brokers and the

@@ -90,6 +90,7 @@ func TestComputeStepsBrokersDown(t *testing.T) {
 		want := fresh
 		if c.want != fresh.Brokers {
 			want = exactly(t, p, c.want)
+			want.TargetBrokers = fresh.Brokers // the step says where it heads
 		}
 		if !reflect.DeepEqual(r.Plan, want) {
 			t.Errorf("%s: the step's plan is not the plan of %d brokers:\n got %+v\nwant %+v", c.name, c.want, r.Plan, want)
