@@ -55,6 +55,9 @@ func (r *Reconciler) childrenModified(ctx context.Context, s *scope) error {
 	for _, obj := range s.desired {
 		key := ssa.KeyOf(obj)
 		live := s.observed[key]
+		if !ssa.HeldByOthers(live, setup.FieldOwner) {
+			continue // no other manager holds a field: nothing to measure, nor to inflate
+		}
 		describe := func(c ssa.Change) string {
 			return fmt.Sprintf("%s %s %s (by %s)", obj.GetKind(), obj.GetName(), shortPath(c.Path.String()), c.Manager)
 		}

@@ -30,8 +30,8 @@ type Change struct {
 // no change; a field no manager lists (removed by someone) is not reported: there is no one to
 // name. Fields only on subresources (status) are not self's.
 func Changes(live, want *unstructured.Unstructured, self string) []Change {
-	if live == nil {
-		return nil
+	if !HeldByOthers(live, self) {
+		return nil // the common case, answered without normalizing want
 	}
 	w := normalize(want.Object)
 	var out []Change
@@ -63,6 +63,31 @@ func Changes(live, want *unstructured.Unstructured, self string) []Change {
 		return out[i].Path.String() < out[j].Path.String()
 	})
 	return out
+}
+
+// HeldByOthers says whether a field manager other than self holds fields of live outside its
+// subresources: only then can Changes find anything. It reads live's managedFields as they are,
+// without converting them (ManagedFields), as every reconcile asks it of every child.
+func HeldByOthers(live *unstructured.Unstructured, self string) bool {
+	if live == nil {
+		return false
+	}
+	raw, ok, _ := unstructured.NestedFieldNoCopy(live.Object, "metadata", "managedFields")
+	if !ok {
+		return false
+	}
+	entries, _ := raw.([]any)
+	for _, e := range entries {
+		m, _ := e.(map[string]any)
+		manager, _ := m["manager"].(string)
+		sub, _ := m["subresource"].(string)
+		_, fields := m["fieldsV1"]
+		_, compact := m[compactFieldsKey]
+		if manager != self && sub == "" && (fields || compact) {
+			return true
+		}
+	}
+	return false
 }
 
 // lookup returns what the path p selects in obj: a field of a map (f:), the element of an

@@ -43,3 +43,38 @@ func TestChanges(t *testing.T) {
 		t.Errorf("an object without managed fields: %v", c)
 	}
 }
+
+// TestHeldByOthers: only another manager's fields outside subresources count, whether the
+// entry carries its field set as the API server sends it or compacted (Compact).
+func TestHeldByOthers(t *testing.T) {
+	fields := &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}
+	with := func(entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Thing"}}
+		u.SetName("a")
+		u.SetManagedFields(entries)
+		return u
+	}
+	compacted, err := Compact(with(metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: fields}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		live *unstructured.Unstructured
+		want bool
+	}{
+		{"no object", nil, false},
+		{"no managedFields", with(), false},
+		{"only self", with(metav1.ManagedFieldsEntry{Manager: "strata", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: fields}), false},
+		{"another on status only", with(
+			metav1.ManagedFieldsEntry{Manager: "strata", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: fields},
+			metav1.ManagedFieldsEntry{Manager: "strimzi", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", FieldsV1: fields}), false},
+		{"another without fields", with(metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate}), false},
+		{"another on the object", with(metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: fields}), true},
+		{"another on the object, compacted", compacted.(*unstructured.Unstructured), true},
+	} {
+		if got := HeldByOthers(c.live, "strata"); got != c.want {
+			t.Errorf("%s: HeldByOthers = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
