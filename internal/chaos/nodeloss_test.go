@@ -57,16 +57,10 @@ func loseNode(ctx context.Context, t *testing.T, h *upstream.Cluster, p *v1alpha
 			return err
 		}
 		var found []lostNode
-		pinned := map[string]bool{}
 		for _, pv := range pvs.Items {
 			ref := pv.Spec.ClaimRef
 			if ref == nil || ref.Namespace != p.Namespace || pv.Status.Phase != corev1.VolumeBound {
 				continue
-			}
-			if pv.Annotations[desired.AnnotationNode] == "" {
-				for _, n := range pinnedTo(pv) {
-					pinned[n] = true
-				}
 			}
 			if !strings.HasPrefix(ref.Name, "elasticsearch-data-") || pv.Annotations[desired.AnnotationNode] == "" {
 				continue
@@ -76,17 +70,10 @@ func loseNode(ctx context.Context, t *testing.T, h *upstream.Cluster, p *v1alpha
 		if len(found) == 0 {
 			return fmt.Errorf("no Elasticsearch data claim of %s/%s is bound to a local volume", p.Namespace, p.Name)
 		}
-		// The harness's provisioner pins the default class's volumes (the masters', the KRaft
-		// controllers') to the node their pod was first scheduled on, where a cloud's network
-		// volume would follow its pod to another node of the zone: a master whose volume was on
-		// the lost node could never start again, which no operator can mend. A data claim on a
-		// node without such a volume is taken first.
-		sort.SliceStable(found, func(i, j int) bool {
-			if pi, pj := pinned[found[i].node], pinned[found[j].node]; pi != pj {
-				return pj
-			}
-			return found[i].claim < found[j].claim
-		})
+		// The masters' and KRaft controllers' volumes (the cluster's default class) follow
+		// their pods within a zone, as a cloud's network volumes do (internal/upstream
+		// provisioner.go), so any data claim's node may go.
+		sort.Slice(found, func(i, j int) bool { return found[i].claim < found[j].claim })
 		lost = found[0]
 		return nil
 	})
@@ -95,22 +82,6 @@ func loseNode(ctx context.Context, t *testing.T, h *upstream.Cluster, p *v1alpha
 	}
 	t.Logf("deleted node %s, which held volume %s of claim %s/%s", lost.node, lost.volume, p.Namespace, lost.claim)
 	return lost
-}
-
-// pinnedTo is the nodes a volume's node affinity names by hostname.
-func pinnedTo(pv corev1.PersistentVolume) []string {
-	var out []string
-	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
-		return nil
-	}
-	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
-		for _, e := range term.MatchExpressions {
-			if e.Key == corev1.LabelHostname {
-				out = append(out, e.Values...)
-			}
-		}
-	}
-	return out
 }
 
 // replaced is nil once the lost claim has a successor of the same name bound to a volume on

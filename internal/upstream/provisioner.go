@@ -39,8 +39,12 @@ func storageClasses() []client.Object {
 }
 
 // provision does what an external provisioner does for the harness's classes, every interval
-// until ctx ends: a volume for each claim the scheduler has placed (on the node it chose), and
-// the volume deleted once its claim is gone (reclaim policy Delete).
+// until ctx ends: a volume for each claim the scheduler has placed, in the zone of the node it
+// chose, and the volume deleted once its claim is gone (reclaim policy Delete). A cloud's
+// network volume is reachable from every node of its zone (the AWS EBS CSI driver's volumes
+// carry a topology.kubernetes.io/zone node affinity), so a pod whose node is lost starts again
+// on another node of that zone with its data; pinned to the node instead, a master or KRaft
+// controller on a lost node could never start again.
 func provision(ctx context.Context, t testing.TB, c client.Client, interval time.Duration) {
 	logged := map[string]bool{}
 	for {
@@ -69,11 +73,25 @@ func provisionOnce(ctx context.Context, c client.Client) error {
 	if err := c.List(ctx, &claims); err != nil {
 		return err
 	}
+	var nodes corev1.NodeList
+	if err := c.List(ctx, &nodes); err != nil {
+		return err
+	}
+	zones := map[string]string{}
+	for _, n := range nodes.Items {
+		zones[n.Name] = n.Labels[ZoneLabel]
+	}
 	for i := range claims.Items {
 		pvc := &claims.Items[i]
 		node := pvc.Annotations[selectedNode]
 		if pvc.Status.Phase != corev1.ClaimPending || node == "" || pvc.Spec.VolumeName != "" || pvc.Spec.StorageClassName == nil || !ours[*pvc.Spec.StorageClassName] {
 			continue
+		}
+		// The volume's zone is the chosen node's; a node without one (or gone) gets a volume of
+		// its own, as a zoneless cluster's provisioner would give.
+		where := corev1.NodeSelectorRequirement{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}
+		if zone := zones[node]; zone != "" {
+			where = corev1.NodeSelectorRequirement{Key: ZoneLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{zone}}
 		}
 		pv := &corev1.PersistentVolume{
 			ObjectMeta: metav1.ObjectMeta{Name: "pvc-" + string(pvc.UID),
@@ -88,7 +106,7 @@ func provisionOnce(ctx context.Context, c client.Client) error {
 				PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
 					Driver: provisioner, VolumeHandle: string(pvc.UID)}},
 				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+					MatchExpressions: []corev1.NodeSelectorRequirement{where},
 				}}}},
 			},
 		}

@@ -113,7 +113,15 @@ func checkClaims(ctx context.Context, t *testing.T, h *Cluster, ns string, pods 
 			if err := h.Client.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, &pv); err != nil {
 				t.Fatal(err)
 			}
-			if node := volumeNode(&pv); node != pod.Spec.NodeName {
+			if zone := volumeZone(&pv); zone != "" {
+				var n corev1.Node
+				if err := h.Client.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, &n); err != nil {
+					t.Fatal(err)
+				}
+				if n.Labels[ZoneLabel] != zone {
+					t.Errorf("claim %s of pod %s on node %s (zone %q) is bound to %s, a volume of zone %q", pvc.Name, pod.Name, pod.Spec.NodeName, n.Labels[ZoneLabel], pv.Name, zone)
+				}
+			} else if node := volumeNode(&pv); node != pod.Spec.NodeName {
 				t.Errorf("claim %s of pod %s on node %s is bound to %s, a volume of node %q", pvc.Name, pod.Name, pod.Spec.NodeName, pv.Name, node)
 			}
 		}
@@ -149,6 +157,21 @@ func volumeNode(pv *corev1.PersistentVolume) string {
 	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
 		for _, e := range append(term.MatchExpressions, term.MatchFields...) {
 			if (e.Key == corev1.LabelHostname || e.Key == metav1.ObjectNameField) && len(e.Values) == 1 {
+				return e.Values[0]
+			}
+		}
+	}
+	return ""
+}
+
+// volumeZone is the zone a network volume's node affinity names ("" for a volume of one node).
+func volumeZone(pv *corev1.PersistentVolume) string {
+	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return ""
+	}
+	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		for _, e := range term.MatchExpressions {
+			if e.Key == ZoneLabel && len(e.Values) == 1 {
 				return e.Values[0]
 			}
 		}
