@@ -59,12 +59,17 @@ func strimziCluster(obj client.Object) []string {
 
 // clusterIndexedKind says whether gvk's cache has clusterIndex (its watch started).
 func (w *childWatches) clusterIndexedKind(gvk schema.GroupVersionKind) bool {
+	return w.has(func() bool { return w.byCluster[gvk] })
+}
+
+// has reads one of the index sets under the lock; a nil childWatches (no manager) has none.
+func (w *childWatches) has(in func() bool) bool {
 	if w == nil {
 		return false
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.byCluster[gvk]
+	return in()
 }
 
 // controllerIndex indexes the children caches by the UID of the pipeline that controls each
@@ -85,12 +90,7 @@ func controllerUID(obj client.Object) []string {
 
 // indexed says whether gvk's cache has controllerIndex (its watch started).
 func (w *childWatches) indexed(gvk schema.GroupVersionKind) bool {
-	if w == nil {
-		return false
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.byController[gvk]
+	return w.has(func() bool { return w.byController[gvk] })
 }
 
 // ensure watches every kind given that is not watched yet, with its cache indexed by
