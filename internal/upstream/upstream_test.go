@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,27 +152,21 @@ func checkDriver(ctx context.Context, t *testing.T, h *Cluster, ns, app string) 
 
 // volumeNode is the node a local volume's node affinity names.
 func volumeNode(pv *corev1.PersistentVolume) string {
+	return affinityValue(pv, corev1.LabelHostname, metav1.ObjectNameField)
+}
+
+// volumeZone is the zone a network volume's node affinity names ("" for a volume of one node).
+func volumeZone(pv *corev1.PersistentVolume) string { return affinityValue(pv, ZoneLabel) }
+
+// affinityValue is the one value a volume's node affinity requires of the first of keys it
+// names, in its expressions or fields ("" when none).
+func affinityValue(pv *corev1.PersistentVolume, keys ...string) string {
 	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
 		return ""
 	}
 	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
 		for _, e := range append(term.MatchExpressions, term.MatchFields...) {
-			if (e.Key == corev1.LabelHostname || e.Key == metav1.ObjectNameField) && len(e.Values) == 1 {
-				return e.Values[0]
-			}
-		}
-	}
-	return ""
-}
-
-// volumeZone is the zone a network volume's node affinity names ("" for a volume of one node).
-func volumeZone(pv *corev1.PersistentVolume) string {
-	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
-		return ""
-	}
-	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
-		for _, e := range term.MatchExpressions {
-			if e.Key == ZoneLabel && len(e.Values) == 1 {
+			if slices.Contains(keys, e.Key) && len(e.Values) == 1 {
 				return e.Values[0]
 			}
 		}
