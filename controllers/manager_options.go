@@ -13,6 +13,7 @@ import (
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/controllers/pipeline"
 	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/intern"
 	"github.com/strata-dev/strata/internal/ssa"
 )
 
@@ -34,15 +35,21 @@ func ManagerOptions(o ctrl.Options) ctrl.Options {
 	o.Cache.ByObject[&corev1.ServiceAccount{}] = cache.ByObject{Label: managed}
 	o.Cache.ByObject[&rbacv1.RoleBinding{}] = cache.ByObject{Label: managed}
 	o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Label: managed}
-	o.Cache.ByObject[&corev1.Pod{}] = pipeline.PodCache()
+	// A kind's own transform replaces the default one (controller-runtime's cache.Options):
+	// the pipelines' pods, slimmed, share their strings too.
+	pods := pipeline.PodCache()
+	pods.Transform = chainTransforms(pods.Transform, intern.Metadata)
+	o.Cache.ByObject[&corev1.Pod{}] = pods
 	// Children are cached as unstructured objects, whose managedFields decode into trees of
 	// maps: more than half of what the informers held at 1,000 pipelines. Compact keeps them as
 	// the JSON text upToDate and Changes read (internal/ssa/compact.go); Pack then keeps each
 	// child's spec, status and managedFields as one deflated JSON text beside its decoded
 	// metadata, and the PackedCache gives them back on every Get and List (internal/ssa/pack.go).
-	// Both leave typed objects as they are, and run after a transform set before.
+	// Both leave typed objects as they are, and run after a transform set before. Last, what
+	// is left decoded (every object's metadata) holds one shared copy of each string that
+	// repeats from object to object (internal/intern).
 	o.Cache.DefaultTransform = chainTransforms(o.Cache.DefaultTransform,
-		chainTransforms(ssa.Compact, chainTransforms(ssa.Pack, dropUnreadManagedFields)))
+		chainTransforms(ssa.Compact, chainTransforms(ssa.Pack, chainTransforms(dropUnreadManagedFields, intern.Metadata))))
 	o.NewCache = ssa.NewPackedCache(o.NewCache)
 	return o
 }

@@ -1,12 +1,18 @@
 package controllers
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/ssa"
@@ -62,4 +68,62 @@ func TestCacheTransformDropsUnreadManagedFields(t *testing.T) {
 	if len(entries) != 1 || entries[0].FieldsV1 == nil || entries[0].Manager != "kubelet" {
 		t.Errorf("a child's managedFields after the transform: %+v, want the kubelet's entry with its fields", entries)
 	}
+}
+
+// BenchmarkCachedChild is what the manager's cache keeps of a child: the golden children
+// decoded as from a watch, then through the cache's transforms (ManagerOptions), their live
+// heap per object. docs/performance.md has the figures.
+func BenchmarkCachedChild(b *testing.B) {
+	files, err := filepath.Glob("../internal/desired/testdata/*.golden.yaml")
+	if err != nil || len(files) == 0 {
+		b.Fatalf("no golden children: %v", err)
+	}
+	const n = 4000
+	var raw [][]byte
+	for i := range n {
+		y, err := os.ReadFile(files[i%len(files)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(y, &u.Object); err != nil {
+			b.Fatal(err)
+		}
+		// What the API server adds: identity, a version, a creation time, the apply's entry.
+		u.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i)))
+		u.SetResourceVersion(fmt.Sprint(100000 + i))
+		u.SetCreationTimestamp(metav1.Now())
+		u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "strata", Operation: metav1.ManagedFieldsOperationApply,
+			APIVersion: u.GetAPIVersion(), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:app.kubernetes.io/name":{}}}}`)}}})
+		j, err := u.MarshalJSON()
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw = append(raw, j)
+	}
+	transform := ManagerOptions(ctrl.Options{}).Cache.DefaultTransform
+	var perObject float64
+	for b.Loop() {
+		keep := make([]any, n)
+		before := liveHeap()
+		for i, j := range raw {
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(j); err != nil {
+				b.Fatal(err)
+			}
+			if keep[i], err = transform(u); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perObject = float64(liveHeap()-before) / n
+		runtime.KeepAlive(keep)
+	}
+	b.ReportMetric(perObject, "live-B/object")
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

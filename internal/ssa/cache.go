@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/lru"
+
+	"github.com/strata-dev/strata/internal/intern"
 )
 
 // Key identifies an applied object.
@@ -18,6 +20,14 @@ type Key struct {
 // KeyOf is the identity of u.
 func KeyOf(u *unstructured.Unstructured) Key {
 	return Key{GVK: u.GroupVersionKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// shared is k holding the shared copy of each of its strings (internal/intern): a key is
+// built from a desired object, new on every reconcile, and the cache keeps one per child, each
+// with its own API group, version, kind and namespace otherwise.
+func (k Key) shared() Key {
+	return Key{GVK: schema.GroupVersionKind{Group: intern.String(k.GVK.Group), Version: intern.String(k.GVK.Version),
+		Kind: intern.String(k.GVK.Kind)}, Namespace: intern.String(k.Namespace), Name: intern.String(k.Name)}
 }
 
 // applied is what the cache remembers of an object: the hash of the request last applied, the
@@ -63,6 +73,7 @@ func (c *cache) get(k Key) (applied, bool) {
 }
 
 func (c *cache) add(k Key, a applied) {
+	k = k.shared()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lru.Remove(k) // unindexes an entry of another scope

@@ -1,0 +1,55 @@
+package intern
+
+import "sync"
+
+// maxEntries bounds the table: a pipeline's children bring a dozen distinct names (the
+// pipeline's, its node pools', its users' and secrets'), so 32,768 keep every name of 2,000
+// pipelines besides the field names and labels their children share; about 3 MB when full. A
+// full table is dropped and started afresh (clear): the strings already shared stay shared,
+// the table only stops handing out the old copies. This keeps it bounded however many distinct
+// values pass (user labels, deleted objects' names) without tracking which are still held.
+const maxEntries = 32768
+
+// maxLength is the longest string shared: field names, label keys and values, names, API
+// versions are short; a long value (an annotation holding a document) is seldom repeated and
+// would hold the table's memory for nothing.
+const maxLength = 128
+
+// table holds the shared copy of each string, as a string and as an interface value: an
+// unstructured object holds its values as `any`, and a string boxed in an interface is an
+// allocation of its own, shared too.
+type table struct {
+	mu      sync.Mutex
+	strings map[string]any
+}
+
+var shared = &table{strings: make(map[string]any, 1024)}
+
+// boxed is the shared interface value holding s (s itself when s is not shared).
+func (t *table) boxed(s string) any {
+	if len(s) > maxLength {
+		return s
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if v, ok := t.strings[s]; ok {
+		return v
+	}
+	if len(t.strings) >= maxEntries {
+		clear(t.strings)
+	}
+	var v any = s
+	t.strings[s] = v
+	return v
+}
+
+// String is the shared copy of s.
+func String(s string) string { return shared.boxed(s).(string) }
+
+// Value is the shared copy of v when it is a string, v otherwise.
+func Value(v any) any {
+	if s, ok := v.(string); ok {
+		return shared.boxed(s)
+	}
+	return v
+}
