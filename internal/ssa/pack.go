@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"context"
+	_ "embed" // the deflate dictionary
 	"encoding/json"
 	"fmt"
 	"io"
@@ -190,8 +191,19 @@ func (c PackedCache) List(ctx context.Context, list client.ObjectList, opts ...c
 var (
 	writerMu sync.Mutex
 	writer   *flate.Writer
-	readers  = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
+	readers  = sync.Pool{New: func() any { return flate.NewReaderDict(bytes.NewReader(nil), dictionary) }}
 )
+
+// dictionary is deflate's preset dictionary: the JSON of the children of docs/api.md's
+// example as Pack and the Applier keep them (internal/desired's TestPackDictionary builds it).
+// Most of a child's text is the same from one pipeline to the next (field names, the field
+// manager's entry, labels, the plan's shape), and deflate alone finds none of it in a text of
+// a few kB: with it a child's packed text is a fraction of its size (docs/performance.md). It
+// is part of the binary, so what one process deflates it inflates; packed texts never leave
+// the process.
+//
+//go:embed pack.dict
+var dictionary []byte
 
 // deflate is b compressed, in a slice of its own length.
 func deflate(b []byte) []byte {
@@ -199,7 +211,7 @@ func deflate(b []byte) []byte {
 	writerMu.Lock()
 	defer writerMu.Unlock()
 	if writer == nil {
-		writer, _ = flate.NewWriter(&buf, flate.DefaultCompression) // fails only for an invalid level
+		writer, _ = flate.NewWriterDict(&buf, flate.DefaultCompression, dictionary) // fails only for an invalid level
 	} else {
 		writer.Reset(&buf)
 	}
@@ -213,7 +225,7 @@ func deflate(b []byte) []byte {
 func inflate(b []byte) ([]byte, error) {
 	r := readers.Get().(io.ReadCloser)
 	defer readers.Put(r)
-	if err := r.(flate.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
+	if err := r.(flate.Resetter).Reset(bytes.NewReader(b), dictionary); err != nil {
 		return nil, err
 	}
 	return io.ReadAll(r)
