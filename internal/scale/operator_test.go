@@ -171,6 +171,12 @@ func run(t testing.TB, s scenario) result {
 			t.Logf("the operator runs with %s=%s", name, v)
 		}
 	}
+	// The pipeline controller's workers (--pipeline-workers): how many reconciles, each with its
+	// children unpacked and its desired objects built, are in memory at once.
+	if v := os.Getenv("STRATA_BENCH_PIPELINE_WORKERS"); v != "" {
+		extra = append(extra, "--pipeline-workers="+v)
+		t.Logf("the operator runs with --pipeline-workers=%s", v)
+	}
 	op.Stop()
 	op.Restart(t, extra...)
 	scrape := Scraper{URL: "http://" + op.Address + "/metrics"}
