@@ -1,6 +1,7 @@
 package intern
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,12 +19,19 @@ var (
 // metadata hold shared strings: for an unstructured object its apiVersion, kind and every key
 // and string value under metadata (not its spec or status, which internal/ssa's Pack keeps as
 // one text); for a typed one its namespace, labels, annotations, owner references and field
-// managers. It changes no value, only which copy of it the object holds, and passes anything
+// managers, and a ConfigMap's data too. It changes no value, only which copy of it the object holds, and passes anything
 // else (the informers' tombstones) as it is.
 func Metadata(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
 		unstructuredMeta(o.Object)
+	case *corev1.ConfigMap:
+		typedMeta(o)
+		// Its documents: a pipeline's ConfigMap (the Kafka metrics exporter's rules, 3 kB) is the
+		// same in every pipeline. A Secret's data is not shared: its bytes could be written to.
+		for k, v := range o.Data {
+			o.Data[String(k)] = Text(v)
+		}
 	case metav1.Object:
 		typedMeta(o)
 	}
@@ -81,8 +89,8 @@ func list(l []any) {
 
 func typedMeta(o metav1.Object) {
 	o.SetNamespace(String(o.GetNamespace()))
-	strings(o.GetLabels())
-	strings(o.GetAnnotations())
+	shareMap(o.GetLabels())
+	shareMap(o.GetAnnotations())
 	refs := o.GetOwnerReferences()
 	for i := range refs {
 		r := &refs[i]
@@ -96,8 +104,8 @@ func typedMeta(o metav1.Object) {
 	}
 }
 
-// strings shares the keys and values of a typed object's labels or annotations, in place.
-func strings(m map[string]string) {
+// shareMap shares the keys and values of a typed object's labels or annotations, in place.
+func shareMap(m map[string]string) {
 	for k, v := range m {
 		m[String(k)] = String(v)
 	}

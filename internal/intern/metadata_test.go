@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -162,5 +163,32 @@ func TestTableIsBounded(t *testing.T) {
 	}
 	if s := String(string([]byte("after"))); s != "after" || !sameBytes(s, String(string([]byte("after")))) {
 		t.Error("a table started afresh shares no more")
+	}
+}
+
+func TestConfigMapDocumentsShared(t *testing.T) {
+	doc := strings.Repeat("rules:\n- pattern: kafka.server<type=(.+)>\n", 40)
+	cm := func() *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "web"},
+			Data: map[string]string{"kafka-metrics-config.yml": string([]byte(doc))}}
+	}
+	a, b := cm(), cm()
+	for _, c := range []*corev1.ConfigMap{a, b} {
+		if _, err := Metadata(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.Data["kafka-metrics-config.yml"] != doc || !sameBytes(a.Data["kafka-metrics-config.yml"], b.Data["kafka-metrics-config.yml"]) {
+		t.Error("two ConfigMaps' equal documents are not one copy")
+	}
+	huge := strings.Repeat("x", maxTextBytes/16+1)
+	if sameBytes(Text(huge), Text(string([]byte(huge)))) {
+		t.Error("a text over the limit was shared")
+	}
+	for i := 0; i < 2*maxTextBytes/len(doc); i++ {
+		Text(fmt.Sprint(i, doc))
+		if texts.bytes > maxTextBytes {
+			t.Fatalf("the texts' table holds %d bytes, more than %d", texts.bytes, maxTextBytes)
+		}
 	}
 }

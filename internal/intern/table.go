@@ -25,6 +25,18 @@ type table struct {
 
 var shared = &table{strings: make(map[string]any, 1024)}
 
+// maxTextBytes bounds the texts shared (Text): a ConfigMap's document is a few kB, the same in
+// every pipeline (the Kafka metrics exporter's rules); 4 MB hold a thousand distinct ones. Past
+// it the texts' table starts afresh, as the strings' does.
+const maxTextBytes = 4 << 20
+
+// texts is the table of long strings, bounded by their bytes rather than their number.
+var texts = struct {
+	sync.Mutex
+	byContent map[string]string
+	bytes     int
+}{byContent: map[string]string{}}
+
 // boxed is the shared interface value holding s (s itself when s is not shared).
 func (t *table) boxed(s string) any {
 	if len(s) > maxLength {
@@ -52,4 +64,26 @@ func Value(v any) any {
 		return shared.boxed(s)
 	}
 	return v
+}
+
+// Text is the shared copy of a long string, such as a document a ConfigMap holds.
+func Text(s string) string {
+	if len(s) <= maxLength {
+		return String(s)
+	}
+	if len(s) > maxTextBytes/16 {
+		return s
+	}
+	texts.Lock()
+	defer texts.Unlock()
+	if c, ok := texts.byContent[s]; ok {
+		return c
+	}
+	if texts.bytes+len(s) > maxTextBytes {
+		clear(texts.byContent)
+		texts.bytes = 0
+	}
+	texts.byContent[s] = s
+	texts.bytes += len(s)
+	return s
 }
