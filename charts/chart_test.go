@@ -48,6 +48,7 @@ import (
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/controlplane"
 	"github.com/strata-dev/strata/internal/desired"
+	pipelinemetrics "github.com/strata-dev/strata/internal/metrics"
 	"github.com/strata-dev/strata/internal/testutil"
 )
 
@@ -1030,7 +1031,14 @@ func runAsServiceAccount(ctx context.Context, t *testing.T, env *controlplane.En
 		if code != http.StatusOK || !strings.Contains(body, "controller_runtime_reconcile_total") {
 			return fmt.Errorf("status %d: %.300s", code, body)
 		}
-		return nil
+		// The pipeline metrics follow the registry's, through the same authorization
+		// (cmd/manager's metricsFilter): the sample pipeline's info series.
+		for _, line := range strings.Split(body, "\n") {
+			if strings.HasPrefix(line, pipelinemetrics.Info+"{") && strings.Contains(line, `namespace="`+pipelineNS+`"`) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s of the sample pipeline in %s", pipelinemetrics.Info, pipelineNS)
 	})
 	if code, _, err := scrape(stranger); err != nil || code != http.StatusForbidden {
 		t.Errorf("a ServiceAccount without metrics-reader got %d (%v), want 403", code, err)
