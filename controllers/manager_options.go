@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,7 +51,7 @@ func ManagerOptions(o ctrl.Options) ctrl.Options {
 	// is left decoded (every object's metadata) holds one shared copy of each string that
 	// repeats from object to object (internal/intern).
 	o.Cache.DefaultTransform = chainTransforms(o.Cache.DefaultTransform,
-		chainTransforms(ssa.Compact, chainTransforms(ssa.Pack, chainTransforms(dropUnreadManagedFields, intern.Metadata))))
+		ssa.Compact, ssa.Pack, dropUnreadManagedFields, intern.Metadata)
 	o.NewCache = ssa.NewPackedCache(o.NewCache)
 	return o
 }
@@ -78,16 +80,17 @@ func dropUnreadManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// chainTransforms runs first (when set), then then.
-func chainTransforms(first, then toolscache.TransformFunc) toolscache.TransformFunc {
-	if first == nil {
-		return then
-	}
+// chainTransforms runs each transform in turn on what the one before gave, skipping the unset
+// ones (a transform set before ManagerOptions may be nil).
+func chainTransforms(fns ...toolscache.TransformFunc) toolscache.TransformFunc {
+	fns = slices.DeleteFunc(fns, func(f toolscache.TransformFunc) bool { return f == nil })
 	return func(obj any) (any, error) {
-		out, err := first(obj)
-		if err != nil {
-			return nil, err
+		for _, f := range fns {
+			var err error
+			if obj, err = f(obj); err != nil {
+				return nil, err
+			}
 		}
-		return then(out)
+		return obj, nil
 	}
 }

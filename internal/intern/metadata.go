@@ -42,49 +42,41 @@ func unstructuredMeta(obj map[string]any) {
 	for k, v := range obj {
 		switch k {
 		case "apiVersion", "kind":
-			obj[String(k)] = Value(v)
+			v = Value(v)
 		case "metadata":
 			if m, ok := v.(map[string]any); ok {
 				tree(m, unique)
 			}
-			obj[String(k)] = v
-		default:
-			obj[String(k)] = v
 		}
+		obj[String(k)] = v
 	}
 }
 
-// tree shares the keys and the string values of m and what it holds, but for the values of
-// the keys in skip (and, below m, in uniqueNested). Assigning to a key already in a map stores the key given (a string key
-// is updated in place: Go's maps do so because equal strings may differ in their bytes), so
-// the loop adds no entry.
+// tree shares the keys of m and, through share, its values, but for the values of the keys
+// in skip. Assigning to a key already in a map stores the key given (Go's maps update a string
+// key in place, since equal strings may differ in their bytes), so the loop adds no entry.
 func tree(m map[string]any, skip map[string]bool) {
 	for k, v := range m {
-		switch x := v.(type) {
-		case map[string]any:
-			tree(x, uniqueNested)
-		case []any:
-			list(x)
-		case string:
-			if !skip[k] {
-				v = Value(x)
-			}
-		}
-		m[String(k)] = v
+		m[String(k)] = share(v, skip[k])
 	}
 }
 
-func list(l []any) {
-	for i, e := range l {
-		switch x := e.(type) {
-		case map[string]any:
-			tree(x, uniqueNested)
-		case []any:
-			list(x)
-		case string:
-			l[i] = Value(x)
+// share is v holding shared strings: a string itself (unless own, a value no other object
+// holds), or every string in a map or list, in place, but for the keys in uniqueNested.
+func share(v any, own bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		tree(x, uniqueNested)
+	case []any:
+		for i, e := range x {
+			x[i] = share(e, false)
+		}
+	case string:
+		if !own {
+			return Value(x)
 		}
 	}
+	return v
 }
 
 func typedMeta(o metav1.Object) {

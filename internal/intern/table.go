@@ -71,7 +71,7 @@ func Text(s string) string {
 	if len(s) <= maxLength {
 		return String(s)
 	}
-	if len(s) > maxTextBytes/16 {
+	if len(s) > maxTextBytes/16 { // one text may not take more than a sixteenth of the table
 		return s
 	}
 	texts.Lock()
