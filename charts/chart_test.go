@@ -268,7 +268,7 @@ func TestRenderDefaults(t *testing.T) {
 	d := find(objs, "Deployment", fullname)
 	checkArgs(t, d, []string{"--leader-elect", "--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s",
 		"--leader-elect-retry-period=2s", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443", "--zap-log-level=info",
-		"--volume-cleanup-namespace=" + namespace, "--ingest-image=ghcr.io/strata-dev/strata-ingest:0.1.0"},
+		"--memory-target=200Mi", "--volume-cleanup-namespace=" + namespace, "--ingest-image=ghcr.io/strata-dev/strata-ingest:0.1.0"},
 		// The cleanup pods' image and timeout are the manager's defaults unless set.
 		[]string{"--watch-namespaces", "--allow-user-service-accounts", "--volume-cleanup-image", "--volume-cleanup-timeout"})
 	checkSparkDriverRole(t, objs)
@@ -307,7 +307,7 @@ func TestRenderAllOptions(t *testing.T) {
 	checkSecurity(t, d)
 	checkArgs(t, d, []string{"--leader-elect", "--leader-elect-lease-duration=20s", "--leader-elect-renew-deadline=12s",
 		"--leader-elect-retry-period=3s", "--health-probe-bind-address=:9081", "--metrics-bind-address=:9443",
-		"--zap-log-level=debug", "--watch-namespaces=team-a,team-b",
+		"--zap-log-level=debug", "--memory-target=0", "--watch-namespaces=team-a,team-b",
 		`--prometheus-allowed-url=https://prometheus-operated\.monitoring(\.svc)?:9090`,
 		"--prometheus-bearer-token-file=/etc/strata/prometheus/token/token",
 		"--prometheus-ca-file=/etc/strata/prometheus/ca/ca.crt",
@@ -441,6 +441,8 @@ func TestValuesSchema(t *testing.T) {
 		{"a malformed scrape interval", []string{"--set", "serviceMonitor.interval=often"}, "interval"},
 		{"a volume cleanup timeout that is no duration", []string{"--set", "volumeCleanup.timeout=15"}, "timeout"},
 		{"a GOGC of 0", []string{"--set", "goGC=0"}, "goGC"},
+		{"a memory target that is no quantity", []string{"--set", "memoryTarget=lots"}, "memoryTarget"},
+		{"a memory target in bytes as a number", []string{"--set", "memoryTarget=209715200"}, "memoryTarget"},
 		{"a GOGC that is no number", []string{"--set", "goGC=half"}, "goGC"},
 		{"replicas without leader election", []string{"--set", "replicaCount=2", "--set", "leaderElection.enabled=false"}, "leaderElection"},
 	} {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -53,6 +54,8 @@ type options struct {
 	// The leader election's timings (controller-runtime's LeaseDuration, RenewDeadline,
 	// RetryPeriod); docs/standby.md measures what they cost in a failover.
 	leaseDuration, renewDeadline, retryPeriod time.Duration
+	// memoryTarget is the resident set the Go runtime's soft limit aims for (memlimit.go).
+	memoryTarget quantityFlag
 }
 
 // stringList is a repeatable flag.
@@ -103,6 +106,8 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.ingestImage, "ingest-image", desired.DefaultIngestImage, "The image of Strata's ingestion job, for pipelines whose spec.spark names no image.")
 	fs.DurationVar(&o.promReadDeadline, "prometheus-read-deadline", 10*time.Second, "How long reading all of one pipeline's signals may take.")
 	fs.DurationVar(&o.upstreamStatusTimeout, "upstream-status-timeout", controllers.DefaultUpstreamStatusTimeout, "How long a pipeline's Kafka, SparkApplication or Elasticsearch may go without any status from its operator before the pipeline reports it NotReconciled, naming the operator and the namespace it must watch (0: never).")
+	o.memoryTarget.q = resource.MustParse(DefaultMemoryTarget)
+	fs.Var(&o.memoryTarget, "memory-target", "The resident memory the manager keeps to by collecting garbage more often when its heap nears it, never with less than a quarter of the live heap to grow (0: Go's default collector; GOMEMLIMIT set in the environment overrides it; 90 % of a container's memory limit caps it).")
 	fs.BoolVar(&o.userServiceAccounts, "allow-user-service-accounts", false, "Let a pipeline's spec.spark.serviceAccountName run its Spark driver as a ServiceAccount of the user's choosing (default: refused; each driver gets a ServiceAccount of its pipeline's own).")
 }
 
@@ -117,8 +122,10 @@ func main() {
 		ctrl.Log.WithName("setup").Error(err, "registering the autoscaler's metrics")
 		os.Exit(1)
 	}
-	if limit := setMemoryLimit(); limit > 0 {
-		ctrl.Log.WithName("setup").Info("Go soft memory limit set from the container's", "bytes", limit)
+	if m := newMemoryTarget(o.memoryTarget.q.Value()); m != nil {
+		m.start()
+		ctrl.Log.WithName("setup").Info("Go soft memory limit kept to the memory target", "target", o.memoryTarget.String(),
+			"containerSoftLimit", m.cgroup, "limit", m.limit.Load())
 	}
 
 	ctx := ctrl.SetupSignalHandler()

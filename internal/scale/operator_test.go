@@ -162,9 +162,10 @@ func run(t testing.TB, s scenario) result {
 	// three minutes after its creation, in the middle of the creation being measured: off.
 	extra := []string{"--leader-elect=false", "--metrics-secure=false", "--pprof-bind-address=" + pprofAddr,
 		"--upstream-status-timeout=0"}
-	// GOMEMLIMIT: the soft limit the manager sets itself under a container's memory limit
-	// (cmd/manager/memlimit.go; none here, the process runs in no cgroup of its own). GOGC: how
-	// far the collector lets the heap grow past what was live.
+	// GOMEMLIMIT: Go's soft limit, which the manager otherwise keeps to its --memory-target
+	// (cmd/manager/memlimit.go; the process runs in no cgroup of its own, so no container limit
+	// caps it); set, the target is off. GOGC: how far the collector lets the heap grow past what
+	// was live.
 	for _, name := range []string{"GOMEMLIMIT", "GOGC"} {
 		if v := os.Getenv("STRATA_BENCH_" + name); v != "" {
 			op.Env = append(op.Env, name+"="+v)
@@ -173,6 +174,12 @@ func run(t testing.TB, s scenario) result {
 	}
 	// The pipeline controller's workers (--pipeline-workers): how many reconciles, each with its
 	// children unpacked and its desired objects built, are in memory at once.
+	// The resident memory the manager keeps to (--memory-target, the chart's memoryTarget): "0"
+	// measures Go's default collector.
+	if v := os.Getenv("STRATA_BENCH_MEMORY_TARGET"); v != "" {
+		extra = append(extra, "--memory-target="+v)
+		t.Logf("the operator runs with --memory-target=%s", v)
+	}
 	if v := os.Getenv("STRATA_BENCH_PIPELINE_WORKERS"); v != "" {
 		extra = append(extra, "--pipeline-workers="+v)
 		t.Logf("the operator runs with --pipeline-workers=%s", v)
