@@ -210,6 +210,7 @@ func run(t testing.TB, s scenario) result {
 
 	profile := make(chan error, 1)
 	go func() { profile <- save(pprofAddr, "/debug/pprof/profile?seconds=30", filepath.Join(out, "cpu.pprof")) }()
+	applied := watchApplied(t, env.Config, ns, s.pipelines)
 	start = time.Now()
 	for i := 0; i < s.pipelines; i++ {
 		p := template.DeepCopy()
@@ -218,7 +219,7 @@ func run(t testing.TB, s scenario) result {
 			t.Fatal(err)
 		}
 	}
-	waitApplied(t, c, ns, s.pipelines)
+	applied()
 	r.elapsed = time.Since(start)
 	quiet(t, writes)
 	r.writes, r.reads = writes()-writesBefore, reads()-readsBefore
@@ -349,37 +350,6 @@ func samples(t testing.TB) ([]client.Object, *v1alpha1.AnalyticsPipeline) {
 	}
 	template.ObjectMeta = metav1.ObjectMeta{}
 	return fixtures, template
-}
-
-// waitApplied waits until n pipelines in ns are planned and each has its SparkApplication, the
-// child applied last. It lists every two seconds: the load generator's lists are load too.
-func waitApplied(t testing.TB, c client.Client, ns string, n int) {
-	t.Helper()
-	ctx := context.Background()
-	deadline := time.Now().Add(30 * time.Minute)
-	for {
-		list := &v1alpha1.AnalyticsPipelineList{}
-		apps := &unstructured.UnstructuredList{}
-		apps.SetGroupVersionKind(desired.SparkApplicationGVK.GroupVersion().WithKind("SparkApplicationList"))
-		err := c.List(ctx, list, client.InNamespace(ns))
-		if err == nil {
-			err = c.List(ctx, apps, client.InNamespace(ns))
-		}
-		planned := 0
-		for i := range list.Items {
-			p := &list.Items[i]
-			if p.Status.Plan != nil && p.Status.ObservedGeneration == p.Generation {
-				planned++
-			}
-		}
-		if err == nil && planned >= n && len(apps.Items) >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 30 minutes: %d of %d pipelines planned, %d SparkApplications (%v)", planned, n, len(apps.Items), err)
-		}
-		time.Sleep(2 * time.Second)
-	}
 }
 
 // quiet waits until the operator's write count has not moved for five seconds: where a phase's
