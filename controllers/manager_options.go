@@ -45,7 +45,7 @@ func ManagerOptions(o ctrl.Options) ctrl.Options {
 	// Children are cached as unstructured objects, whose managedFields decode into trees of
 	// maps: more than half of what the informers held at 1,000 pipelines. Compact keeps them as
 	// the JSON text upToDate and Changes read (internal/ssa/compact.go); Pack then keeps each
-	// child's spec, status and managedFields as one deflated JSON text beside its decoded
+	// child's spec, status and managedFields as one compressed JSON text beside its decoded
 	// metadata, and the PackedCache gives them back on every Get and List (internal/ssa/pack.go).
 	// Both leave typed objects as they are, and run after a transform set before. Last, what
 	// is left decoded (every object's metadata) holds one shared copy of each string that

@@ -82,7 +82,7 @@ func BenchmarkCachedChild(b *testing.B) {
 	if err != nil || len(all) == 0 {
 		b.Fatalf("no golden children: %v", err)
 	}
-	// Not split-tiers' children: internal/ssa's deflate dictionary is made of them.
+	// Not split-tiers' children: internal/ssa's compression dictionary is made of them.
 	var files []string
 	for _, f := range all {
 		if !strings.HasPrefix(filepath.Base(f), "split-tiers.") {

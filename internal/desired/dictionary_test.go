@@ -13,16 +13,17 @@ import (
 	"github.com/strata-dev/strata/internal/testutil"
 )
 
-// dictionaryWindow is deflate's window: a preset dictionary helps with its last 32 kB only
-// (compress/flate, NewWriterDict).
-const dictionaryWindow = 32 << 10
+// dictionaryMax bounds the dictionary: internal/ssa's zstd window (128 kB) holds it and a
+// child's text. The split-tiers children make 58 kB.
+const dictionaryMax = 96 << 10
 
-// TestPackDictionary builds internal/ssa's deflate dictionary (pack.dict) from what the
+// TestPackDictionary builds internal/ssa's compression dictionary (pack.dict) from what the
 // operator packs of the split-tiers case's children (docs/api.md's example, as the samples):
 // each child as the cache packs it (its spec and its field manager's entry, ssa.Pack) and as
 // the applier remembers it (the request). The children a cache keeps packed come last, where
-// deflate finds them soonest, the largest last of all. A dictionary that no longer matches
-// what the builders make still inflates what it deflated; it only compresses less, so it is
+// the compressor finds them at the shortest distances, the largest last of all. A dictionary
+// that no longer matches what the builders make still decompresses what it compressed; it only
+// compresses less, so it is
 // kept current like a golden file: `go test ./internal/desired -run TestPackDictionary -update`.
 func TestPackDictionary(t *testing.T) {
 	var in Inputs
@@ -46,8 +47,8 @@ func TestPackDictionary(t *testing.T) {
 	}
 	slices.SortStableFunc(packed, func(a, b []byte) int { return len(a) - len(b) })
 	dict := bytes.Join(append(typed, packed...), nil)
-	if len(dict) > dictionaryWindow {
-		dict = dict[len(dict)-dictionaryWindow:]
+	if len(dict) > dictionaryMax {
+		dict = dict[len(dict)-dictionaryMax:]
 	}
 	testutil.Golden(t, "../ssa/pack.dict", dict)
 }

@@ -14,8 +14,8 @@ import (
 // DefaultCacheSize is how many objects an Applier remembers. A pipeline has about 14 children,
 // a local tier one volume per node and path: 16,384 entries keep 1,000 pipelines warm (4,096
 // held 290 of them: every other reconcile compared its children with the live objects). An
-// entry holds the applied object as its JSON request deflated, about 500 bytes (the sample's 14
-// children: 27.5 kB of JSON, 7.1 kB deflated): 13 MB at 1,000 pipelines (docs/performance.md).
+// entry holds the applied object as its JSON request compressed (compress), a few hundred bytes
+// of a child's 1–9 kB (docs/performance.md).
 // An object that fell out costs one comparison with the live object, not a request.
 const DefaultCacheSize = 16384
 
@@ -51,12 +51,12 @@ func (a *Applier) Apply(ctx context.Context, scope string, obj, current *unstruc
 	if current != nil {
 		last, known := a.cache.get(key)
 		if known && last.hash == hash && last.resourceVersion == current.GetResourceVersion() {
-			// The same request as remembered: its deflated bytes are the ones kept already.
+			// The same request as remembered: its compressed bytes are the ones kept already.
 			a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: last.resourceVersion, raw: last.raw})
 			return current, nil
 		}
 		if !known && upToDate(current, obj, a.manager) {
-			a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: current.GetResourceVersion(), raw: deflate(b)})
+			a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: current.GetResourceVersion(), raw: compress(b)})
 			return current, nil
 		}
 	}
@@ -66,7 +66,7 @@ func (a *Applier) Apply(ctx context.Context, scope string, obj, current *unstruc
 		client.FieldOwner(a.manager), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
-	a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: answer.GetResourceVersion(), raw: deflate(b)})
+	a.cache.add(key, applied{scope: scope, hash: hash, resourceVersion: answer.GetResourceVersion(), raw: compress(b)})
 	return answer, nil
 }
 
@@ -77,7 +77,7 @@ func (a *Applier) Applied(key Key) (*unstructured.Unstructured, bool) {
 	if !ok || last.raw == nil {
 		return nil, false
 	}
-	raw, err := inflate(last.raw)
+	raw, err := decompress(last.raw)
 	if err != nil {
 		return nil, false
 	}

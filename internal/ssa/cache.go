@@ -38,11 +38,11 @@ type applied struct {
 	// 64 hex characters in a string.
 	hash            [32]byte
 	resourceVersion string
-	// raw is what was applied, as JSON deflated (deflate): what another manager's change of a
-	// field is measured against (Changes), whatever Strata applies next. Read back (inflate)
+	// raw is what was applied, as JSON compressed (compress): what another manager's change of a
+	// field is measured against (Changes), whatever Strata applies next. Read back (decompress)
 	// only by drift detection, once per child that another manager changed; the JSON of
-	// Strata's children deflates to a fifth to a third of its 1–9 kB (docs/performance.md),
-	// and 16,384 entries are remembered.
+	// Strata's children compresses to a tenth or less of its 1–9 kB with the dictionary
+	// (docs/performance.md), and 16,384 entries are remembered.
 	raw []byte
 }
 

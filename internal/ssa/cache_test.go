@@ -48,7 +48,7 @@ func TestCacheBoundedAndForgotten(t *testing.T) {
 	}
 }
 
-// TestAppliedReadsBackWhatWasApplied: the applier keeps what it applied deflated, reads it back
+// TestAppliedReadsBackWhatWasApplied: the applier keeps what it applied compressed, reads it back
 // whole (deep-equal to the request), and an apply of the same request against the same
 // resourceVersion sends nothing and keeps it readable.
 func TestAppliedReadsBackWhatWasApplied(t *testing.T) {
@@ -92,6 +92,6 @@ func TestAppliedReadsBackWhatWasApplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	if kept, _ := a.cache.get(KeyOf(want)); len(kept.raw) >= len(request) {
-		t.Errorf("kept %d bytes of a %d-byte request: not deflated", len(kept.raw), len(request))
+		t.Errorf("kept %d bytes of a %d-byte request: not compressed", len(kept.raw), len(request))
 	}
 }

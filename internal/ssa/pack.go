@@ -1,14 +1,9 @@
 package ssa
 
 import (
-	"bytes"
-	"compress/flate"
 	"context"
-	_ "embed" // the deflate dictionary
 	"encoding/json"
 	"fmt"
-	"io"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,10 +17,10 @@ import (
 // operator's heap: 188 of 304 MB at 1,000 pipelines, each child's spec and status a tree of
 // maps (docs/performance.md). Pack, a cache transform, keeps a child's metadata decoded —
 // what the informers' indexes, the owner handlers and the label selectors read — and
-// everything else (spec, status, and the managedFields Compact left) as one deflated JSON
-// text; PackedCache gives the object back whole on every Get and List.
+// everything else (spec, status, and the managedFields Compact left) as one compressed JSON
+// text (compress); PackedCache gives the object back whole on every Get and List.
 
-// packedKey holds the deflated JSON of what Pack took out of an object. It is not a field of
+// packedKey holds the compressed JSON of what Pack took out of an object. It is not a field of
 // any kind: the objects the cache holds are never sent back (children are written by apply,
 // merge patches and deletes only), and PackedCache removes it before anything reads them.
 const packedKey = "strata.dev/packed"
@@ -67,7 +62,7 @@ func Pack(obj any) (any, error) {
 		}
 	}
 	delete(meta, "managedFields")
-	u.Object[packedKey] = string(deflate(b)) // a string: unstructured's DeepCopy copies no []byte
+	u.Object[packedKey] = string(compress(b)) // a string: unstructured's DeepCopy copies no []byte
 	return u, nil
 }
 
@@ -78,7 +73,7 @@ func Unpack(u *unstructured.Unstructured) error {
 	if !ok {
 		return nil
 	}
-	b, err := inflate([]byte(packed))
+	b, err := decompress([]byte(packed))
 	if err != nil {
 		return fmt.Errorf("unpacking %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 	}
@@ -179,54 +174,4 @@ func (c PackedCache) List(ctx context.Context, list client.ObjectList, opts ...c
 		}
 	}
 	return nil
-}
-
-// One deflate writer, and readers reused: compress/flate's NewWriter allocates its
-// compressor's tables for every call (807 kB at the default level, 1.2 MB at BestSpeed, measured
-// with go1.26: compress/flate/deflate.go compressor.init) and NewReader its 32 kB window
-// (compress/flate/inflate.go decompressor); Reset keeps them. Writers are one, under a lock: a
-// pool would keep one per concurrent caller (16 reconciles and every informer), 13 MB or more,
-// for compressions of a few kB that take tens of microseconds. Readers, 40 kB, are pooled:
-// every reconcile reads its 14 children unpacked.
-var (
-	writerMu sync.Mutex
-	writer   *flate.Writer
-	readers  = sync.Pool{New: func() any { return flate.NewReaderDict(bytes.NewReader(nil), dictionary) }}
-)
-
-// dictionary is deflate's preset dictionary: the JSON of the children of docs/api.md's
-// example as Pack and the Applier keep them (internal/desired's TestPackDictionary builds it).
-// Most of a child's text is the same from one pipeline to the next (field names, the field
-// manager's entry, labels, the plan's shape), and deflate alone finds none of it in a text of
-// a few kB: with it a child's packed text is a fraction of its size (docs/performance.md). It
-// is part of the binary, so what one process deflates it inflates; packed texts never leave
-// the process.
-//
-//go:embed pack.dict
-var dictionary []byte
-
-// deflate is b compressed, in a slice of its own length.
-func deflate(b []byte) []byte {
-	var buf bytes.Buffer
-	writerMu.Lock()
-	defer writerMu.Unlock()
-	if writer == nil {
-		writer, _ = flate.NewWriterDict(&buf, flate.DefaultCompression, dictionary) // fails only for an invalid level
-	} else {
-		writer.Reset(&buf)
-	}
-	// Writes to a bytes.Buffer do not fail; flate returns only the writer's errors.
-	_, _ = writer.Write(b)
-	_ = writer.Close()
-	return bytes.Clone(buf.Bytes()) // the buffer grew by doubling: keep what it holds only
-}
-
-// inflate is the data deflate compressed.
-func inflate(b []byte) ([]byte, error) {
-	r := readers.Get().(io.ReadCloser)
-	defer readers.Put(r)
-	if err := r.(flate.Resetter).Reset(bytes.NewReader(b), dictionary); err != nil {
-		return nil, err
-	}
-	return io.ReadAll(r)
 }
