@@ -69,11 +69,14 @@ func newMemoryTarget(target int64) *memoryTarget {
 	return m
 }
 
-// start sets the limit and keeps it current after every collection: a finalizer on an
-// unreachable object runs once the collector finds it, and sets one on a new one.
+// start sets the limit and, for a target, keeps it current after every collection: a finalizer
+// on an unreachable object runs once the collector finds it, and sets one on a new one. The
+// container's limit alone is set once.
 func (m *memoryTarget) start() {
 	m.adjust()
-	watchCollections(func() bool { m.adjust(); return true })
+	if m.target > 0 {
+		watchCollections(func() bool { m.adjust(); return true })
+	}
 }
 
 // watchCollections calls f after each garbage collection for as long as f returns true.
