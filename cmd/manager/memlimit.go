@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/prometheus/procfs"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -40,8 +42,8 @@ const minHeadroom = 0.25
 
 // memoryTarget keeps the Go runtime's soft memory limit (runtime/debug.SetMemoryLimit) at the
 // resident set aimed for, less a reserve and what the runtime does not count (the binary's
-// resident pages),
-// and never under the live heap plus minHeadroom, nor over 90 % of the container's limit. Go's
+// resident pages), and never under the live heap plus minHeadroom, nor over 90 % of the
+// container's limit. Go's
 // collector lets the heap grow to twice what was live (GOGC=100): at 1,000 pipelines about 110
 // MB live at the peak of their creation made 300 MiB resident. Under the limit the collector
 // runs when the heap nears it instead, and only then: a heap far under the target is collected
@@ -156,24 +158,20 @@ func softLimit(content string) int64 {
 	return int64(float64(n) * memoryLimitShare)
 }
 
-// fileResident is the process's resident file-backed pages (RssFile, /proc/self/status): the
-// binary's code and data as the kernel mapped them in, about 45 MB, which the resident set
-// counts and Go's limit does not. 0 where it cannot be read.
+// fileResident is the process's resident file-backed pages (RssFile of /proc/self/status, read
+// by prometheus/procfs, which the metrics' process collector already uses): the binary's code
+// and data as the kernel mapped them in, about 45 MB, which the resident set counts and Go's
+// limit does not. 0 where it cannot be read.
 func fileResident() int64 {
-	b, err := os.ReadFile("/proc/self/status")
+	p, err := procfs.Self()
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "RssFile:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
+	s, err := p.NewStatus()
+	if err != nil {
+		return 0
 	}
-	return 0
+	return int64(s.RssFile)
 }
 
 // quantityFlag is a flag holding a resource quantity ("200Mi"), its value in bytes.
@@ -187,7 +185,7 @@ func (f *quantityFlag) Set(v string) error {
 		return err
 	}
 	if q.Sign() < 0 {
-		return strconv.ErrRange
+		return fmt.Errorf("%s is negative", v)
 	}
 	f.q = q
 	return nil
