@@ -60,6 +60,9 @@ type demand struct {
 	measured bool
 	// why says what capped the intake, for messages.
 	why string
+	// rising: the intake rose from a steady one in the newest interval (rise.go), and rate is
+	// that interval's ingest, above the range's.
+	rising bool
 	// early: the intake was seen saturated in the newest interval after a rise from a steady
 	// intake, before the rate over the whole range shows it (rise.go); ingest is that
 	// interval's.
@@ -105,6 +108,18 @@ func (r *recommender) demand(cur State) demand {
 		// (rise.go). The newest interval's figures then stand for the reading's.
 		if newIngest, newRx, ok := r.rise(ingest, rx); ok {
 			f := newRx / rx
+			if newIngest > ingest {
+				// Risen, saturated or not: the newest interval's ingest is the demand now,
+				// which the rate over the range shows only a range after the rise. Sized on
+				// the range's rate, the stages after Kafka take a step to part of the rise and
+				// a second to the rest (flash-spike with a broker kept in advance: executors
+				// 3, 5, 6 and two resubmissions of the job); sized on the newest interval, one
+				// step, as DS2 takes. It is taken at the low end of what the steady readings
+				// pin it down to (within steadyShare): a rise to just what whole units carry
+				// read a fraction over it (`step-up` on three brokers: 16,084 records/s for
+				// 16,000) and asked for an executor and a data node it does not need.
+				d.rising, d.rate = true, math.Max(ingest, newIngest*(1-steadyShare))
+			}
 			if b, _ := cur.Placement.Busiest(newRx, tx*f, carrying); b >= limit {
 				if b > link {
 					// A saturated link carries no more than itself: beyond it is the
@@ -359,6 +374,8 @@ func (d demand) describe() string {
 		s += fmt.Sprintf(" in the newest interval, after a rise from a steady intake, capped by Kafka (%s), so the demand is taken as %.0f", d.why, d.rate)
 	case d.capped:
 		s += fmt.Sprintf(" capped by Kafka (%s), so the demand is taken as %.0f", d.why, d.rate)
+	case d.rising:
+		s += fmt.Sprintf(", %.0f in the newest interval after a rise from a steady intake", d.rate)
 	}
 	if d.lag > 0 {
 		s += fmt.Sprintf(", lag %.0f records to drain at %.0f/s", d.lag, d.drain)

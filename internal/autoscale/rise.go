@@ -21,9 +21,13 @@ import (
 //
 //	x(newest) = steady + (R/i) (r(t) - r(t-i))
 //
-// It is used for one thing only: to see Kafka's intake saturated at that first reading, when
-// the newest interval's received bytes reach the saturated share of the busiest broker's link,
-// and to take the newest interval's ingest as the saturated ingest the probe doubles (demand.go).
+// It is used for two things: to see Kafka's intake saturated at that first reading, when the
+// newest interval's received bytes reach the saturated share of the busiest broker's link, and
+// to take the newest interval's ingest as the saturated ingest the probe doubles (demand.go);
+// and, saturated or not, to size every stage on the newest interval's ingest while the range
+// still holds the lower load, so that the step the scale-up window lets through goes to the
+// whole rise (demand.rising; issue 28's ×3 step on three brokers: executors 2, 5, 6 with a
+// resubmission each, now 2, 6).
 // A steady intake is what makes it exact, and what keeps noise from being read as a step: the
 // readings of a whole range before the rise must agree within steadyShare, which a load that
 // moves by a few percent a minute never does (the noisy flat loads), and a rise that comes after

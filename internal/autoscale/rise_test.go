@@ -160,3 +160,58 @@ func TestIntakeRange(t *testing.T) {
 		}
 	}
 }
+
+// A rise from a steady intake that Kafka carries is sized in one step on the newest interval,
+// not on the rate over the range, which shows three quarters of it when the scale-up window is
+// full. 4,000 → 15,000 records/s on four brokers (60 % of their links): the executors, at 80 %
+// of 4,000 each, need 5 for 15,000 and 4 for the 12,250 the range shows; sized on the range
+// they took 4, and a fifth, with a second resubmission of the job, once the range caught up.
+func TestRiseSizesTheStagesAfterKafkaInOneStep(t *testing.T) {
+	cases := []struct {
+		name  string
+		pol   func(*Policy)
+		first string // the executors' first change
+		all   int    // executor changes over the run
+	}{
+		{name: "the newest interval: 2 -> 5 at once", first: "300s Executors ScaleUp 2->5 IngestAboveCapacity", all: 1},
+		{name: "an overridden intake query (no range known): the range's rate, two steps",
+			pol: func(p *Policy) { p.Range = 0 }, first: "300s Executors ScaleUp 2->4 IngestAboveCapacity", all: 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pol := pipelinePolicy()
+			pol.Range = 4 * pol.Interval
+			pol.Brokers = Bounds{Floor: 4, Max: 9}
+			if c.pol != nil {
+				c.pol(&pol)
+			}
+			r := pipelineRun(pol)
+			r.cur.Brokers = 4
+			levels := step(4000, 15000, 8)
+			var lag float64
+			r.series(30, func(i int) values {
+				var sum float64
+				for k := i - 3; k <= i; k++ {
+					sum += levels(max(k, 0))
+				}
+				in := sum / 4
+				// The executors process at most 4,000 records/s each; the rest waits.
+				processed := min(in+lag/30, 4000*float64(r.cur.Executors))
+				lag = max(lag+(in-processed)*30, 0)
+				return pipelineReading(in, processed, lag, in-processed)
+			})
+			var got []string
+			for _, l := range r.log {
+				if strings.Contains(l, " Executors ") {
+					got = append(got, l)
+				}
+			}
+			if len(got) == 0 || got[0] != c.first || len(got) != c.all {
+				t.Errorf("executor changes %q, want %d, the first %q (all: %q)", got, c.all, c.first, r.changes())
+			}
+			if strings.Contains(r.changes(), "Brokers") {
+				t.Errorf("changes %q: the brokers carry 15,000 records/s at 60 %% of their links", r.changes())
+			}
+		})
+	}
+}
