@@ -25,6 +25,10 @@ func FuzzRecommend(f *testing.F) {
 		pol.Brokers = Bounds{Floor: int32(brokerFloor % 16), Max: int32(brokerMax % 16)}
 		pol.Executors = Bounds{Floor: int32(execFloor % 64), Max: int32(execMax % 64)}
 		pol.SparkRunning = len(readings)%2 == 0
+		if len(readings)%3 == 0 {
+			// The default queries' range: rises from a steady intake are read (rise.go).
+			pol.Range = 4 * pol.Interval
+		}
 		r := newRun(pol)
 		lastUp := map[string]time.Time{}
 		for i := 0; i+2 < len(readings) && i < 3*64; i += 3 {

@@ -55,7 +55,9 @@ type run struct {
 	cur     State
 	restart bool // round-trip the status through JSON between readings, as a restarted operator reads it
 	log     []string
-	last    Decision
+	// decisions are every change made, in order.
+	decisions []v1alpha1.AutoscalingDecision
+	last      Decision
 }
 
 func newRun(pol Policy) *run {
@@ -70,6 +72,7 @@ func (r *run) read(i int, v values) Decision {
 		obs.Samples[s] = Sample{Value: x, Time: now}
 	}
 	d := Recommend(r.cur, obs, r.pol, now)
+	r.decisions = append(r.decisions, d.Changes...)
 	for _, c := range d.Changes {
 		r.log = append(r.log, fmt.Sprintf("%ds %s %s %d->%d %s", i*int(r.pol.Interval/time.Second), c.Resource, c.Action, c.From, c.To, c.Reason))
 	}

@@ -215,3 +215,50 @@ func TestRiseSizesTheStagesAfterKafkaInOneStep(t *testing.T) {
 		})
 	}
 }
+
+// Over rises of many sizes that four brokers carry, the executors take one step, and never to
+// more than the risen load asks for once the range has caught up with it: the newest interval
+// is read at the low end of what the steady readings pin down (2 % under it), so a second step
+// follows only a load within those 2 % of what a whole number of executors carries.
+func TestRiseNeverOvershoots(t *testing.T) {
+	for base := 3000.0; base <= 6000; base += 1500 {
+		for top := base * 1.5; top <= 17000; top += 700 {
+			pol := pipelinePolicy()
+			pol.Range = 4 * pol.Interval
+			pol.Brokers = Bounds{Floor: 4, Max: 9}
+			r := pipelineRun(pol)
+			r.cur.Brokers = 4
+			levels := step(base, top, 8)
+			var lag float64
+			r.series(40, func(i int) values {
+				var sum float64
+				for k := i - 3; k <= i; k++ {
+					sum += levels(max(k, 0))
+				}
+				in := sum / 4
+				processed := min(in+lag/30, 4000*float64(r.cur.Executors))
+				lag = max(lag+(in-processed)*30, 0)
+				return pipelineReading(in, processed, lag, in-processed)
+			})
+			// At 80 % of 4,000 each; the lag they drain asks for none more at full rate here.
+			most, low := max(countFor(top, 3200), pol.Executors.Floor), max(countFor(top*(1-steadyShare), 3200), pol.Executors.Floor)
+			var ups []int32
+			for _, c := range r.decisions {
+				if c.Resource != v1alpha1.ResourceExecutors {
+					continue
+				}
+				if c.Action != v1alpha1.ActionScaleUp || c.To > most {
+					t.Errorf("%.0f -> %.0f records/s: %s %d -> %d, want scale-ups to at most %d", base, top, c.Action, c.From, c.To, most)
+				}
+				ups = append(ups, c.To)
+			}
+			want := 1
+			if low < most {
+				want = 2
+			}
+			if most > pol.Executors.Floor && (len(ups) != want || ups[0] < low) {
+				t.Errorf("%.0f -> %.0f records/s: executor scale-ups to %v, want %d, the first to at least %d (%s)", base, top, ups, want, low, r.changes())
+			}
+		}
+	}
+}
