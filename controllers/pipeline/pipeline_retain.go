@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,6 +39,9 @@ import (
 //     (strimzi.io/pause-reconciliation: "true"), set status.clusterId, unpause
 //     (documentation/modules/managing/proc-cluster-recovery-volume.adoc). A pipeline created
 //     where claims of a Kafka cluster of its name carry a recorded ID does exactly that.
+//
+// The topic's partitions are recorded on the claims beside the cluster ID, and kept by the plan of
+// the pipeline created again (retained_claims.go).
 //
 // The ingestion job's checkpoint claim follows the same policy: it holds the Kafka offsets the
 // retained index already has, so the finalizer removes the pipeline's owner reference from it
@@ -106,9 +108,10 @@ func (r *Reconciler) finalizeRetained(ctx context.Context, p *v1alpha1.Analytics
 		return nil
 	}
 	p = fresh
+	var topics []*unstructured.Unstructured
 	if r.serves(desired.KafkaTopicGVK) {
-		topics, err := children(ctx, r.Client, desired.KafkaTopicGVK, p, r.watches)
-		if err != nil {
+		var err error
+		if topics, err = children(ctx, r.Client, desired.KafkaTopicGVK, p, r.watches); err != nil {
 			return err
 		}
 		for _, kt := range topics {
@@ -132,10 +135,9 @@ func (r *Reconciler) finalizeRetained(ctx context.Context, p *v1alpha1.Analytics
 			}
 		}
 	}
-	if id != "" {
-		if err := r.recordClusterID(ctx, p, id); err != nil {
-			return err
-		}
+	if err := r.recordRetained(ctx, p, map[string]string{AnnotationKafkaClusterID: id,
+		AnnotationKafkaTopicPartitions: topicRecord(p, topics)}); err != nil {
+		return err
 	}
 	patch := client.MergeFromWithOptions(p.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(p, RetainFinalizer)
@@ -190,38 +192,6 @@ func (r *Reconciler) unmanageTopic(ctx context.Context, kt *unstructured.Unstruc
 	return nil
 }
 
-// recordClusterID annotates the claims of the pipeline's Kafka cluster with its cluster ID.
-// Claims are read from the API server: the operator caches none.
-func (r *Reconciler) recordClusterID(ctx context.Context, p *v1alpha1.AnalyticsPipeline, id string) error {
-	claims, err := r.kafkaClaims(ctx, p)
-	if err != nil {
-		return err
-	}
-	for i := range claims {
-		pvc := &claims[i]
-		if pvc.Annotations[AnnotationKafkaClusterID] == id {
-			continue
-		}
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, AnnotationKafkaClusterID, id)
-		if err := r.Client.Patch(ctx, pvc, client.RawPatch(types.MergePatchType, []byte(patch))); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("recording the Kafka cluster ID on claim %s/%s: %w", pvc.Namespace, pvc.Name, err)
-		}
-	}
-	return nil
-}
-
-// kafkaClaims lists the claims Strimzi made for the pipeline's Kafka cluster (label
-// strimzi.io/cluster), sorted by name.
-func (r *Reconciler) kafkaClaims(ctx context.Context, p *v1alpha1.AnalyticsPipeline) ([]corev1.PersistentVolumeClaim, error) {
-	list := &corev1.PersistentVolumeClaimList{}
-	if err := r.APIReader.List(ctx, list, client.InNamespace(p.Namespace),
-		client.MatchingLabels{desired.StrimziClusterLabel: desired.KafkaName(p)}); err != nil {
-		return nil, err
-	}
-	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
-	return list.Items, nil
-}
-
 // kafkaClusterStep records the Kafka's cluster ID in the status and, for a Kafka still to be
 // created where claims of a retained cluster of its name carry one, reuses it: the Kafka is
 // created paused, given that ID in its status, then unpaused.
@@ -240,12 +210,12 @@ func (r *Reconciler) kafkaClusterStep(ctx context.Context, s *scope) error {
 		if !retains(s.pipeline) {
 			return nil
 		}
-		id, from, err := r.retainedClusterID(ctx, s.pipeline)
-		if err != nil || id == "" {
+		rc, err := r.retained(ctx, s)
+		if err != nil || rc.clusterID == "" {
 			return err
 		}
-		pauseForRecovery(want, id)
-		log.FromContext(ctx).Info("creating the Kafka paused to reuse a retained cluster ID", "clusterId", id, "claims", from)
+		pauseForRecovery(want, rc.clusterID)
+		log.FromContext(ctx).Info("creating the Kafka paused to reuse a retained cluster ID", "clusterId", rc.clusterID, "claims", rc.from)
 		return nil
 	}
 	id, _, _ := unstructured.NestedString(cur.Object, "status", "clusterId")
@@ -284,31 +254,6 @@ func pauseForRecovery(kafka *unstructured.Unstructured, id string) {
 	a[strimziPause] = "true"
 	a[annotationRecoverClusterID] = id
 	kafka.SetAnnotations(a)
-}
-
-// retainedClusterID returns the cluster ID recorded on the claims of a Kafka cluster of the
-// pipeline's name, and those claims; "" when there is none. Claims recording different IDs are
-// not guessed between: the newest claim's wins, and the others are named in the log.
-func (r *Reconciler) retainedClusterID(ctx context.Context, p *v1alpha1.AnalyticsPipeline) (string, []string, error) {
-	claims, err := r.kafkaClaims(ctx, p)
-	if err != nil {
-		return "", nil, err
-	}
-	var id string
-	var from []string
-	var newest *corev1.PersistentVolumeClaim
-	for i := range claims {
-		pvc := &claims[i]
-		got := pvc.Annotations[AnnotationKafkaClusterID]
-		if got == "" {
-			continue
-		}
-		from = append(from, pvc.Name+"="+got)
-		if newest == nil || pvc.CreationTimestamp.After(newest.CreationTimestamp.Time) {
-			newest, id = pvc, got
-		}
-	}
-	return id, from, nil
 }
 
 // serves says whether the API server serves a child kind (its CRD is installed).

@@ -72,6 +72,24 @@ func TestPipelineRetain(t *testing.T) {
 	envtestutil.WaitFor(t, c, checkpoint, func() error { return nil })
 	checkpointUID := checkpoint.UID
 
+	// The topic grows as executors do (one partition per executor core: 6 × 5 = 30 where the
+	// sample's 4 executors take 21); the pipeline created again declares the sample's executors.
+	var grownRetention any
+	t.Run("the topic grows with the executors", func(t *testing.T) {
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"spark":{"executors":{"min":6}}}}`))
+		if err := c.Patch(ctx, p, patch); err != nil {
+			t.Fatal(err)
+		}
+		kt := retainObj(desired.KafkaTopicGVK, ns, "sensors")
+		envtestutil.WaitFor(t, c, kt, func() error {
+			if n, _, _ := unstructured.NestedInt64(kt.Object, "spec", "partitions"); n != 30 {
+				return fmt.Errorf("spec.partitions %d, want 30", n)
+			}
+			return nil
+		})
+		grownRetention, _, _ = unstructured.NestedFieldCopy(kt.Object, "spec", "config", "retention.bytes")
+	})
+
 	t.Run("deleting unmanages the topic and records the ID on the claims", func(t *testing.T) {
 		if err := c.Delete(ctx, p); err != nil {
 			t.Fatal(err)
@@ -88,6 +106,9 @@ func TestPipelineRetain(t *testing.T) {
 			}
 			if got := pvc.Annotations[pipeline.AnnotationKafkaClusterID]; got != clusterID {
 				t.Errorf("claim %s: cluster ID annotation %q, want %q", name, got, clusterID)
+			}
+			if got := pvc.Annotations[pipeline.AnnotationKafkaTopicPartitions]; got != "sensors=30" {
+				t.Errorf("claim %s: partitions annotation %q, want \"sensors=30\"", name, got)
 			}
 		}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(checkpoint), checkpoint); err != nil {
@@ -145,6 +166,26 @@ func TestPipelineRetain(t *testing.T) {
 		})
 		if checkpoint.UID != checkpointUID {
 			t.Errorf("the checkpoint claim was made anew (%s, was %s): the retained offsets are lost", checkpoint.UID, checkpointUID)
+		}
+	})
+
+	t.Run("re-created, the topic keeps its partitions and their retention", func(t *testing.T) {
+		// Planned afresh it would ask for 21: Strimzi's Topic Operator refuses the decrease but
+		// applies the config, and retention.bytes planned for 21 partitions would let the 30 in
+		// the kept volumes hold 30/21 of what they can.
+		kt := retainObj(desired.KafkaTopicGVK, ns, "sensors")
+		envtestutil.WaitFor(t, c, kt, func() error {
+			if n, _, _ := unstructured.NestedInt64(kt.Object, "spec", "partitions"); n != 30 {
+				return fmt.Errorf("spec.partitions %d, want the retained topic's 30", n)
+			}
+			return nil
+		})
+		got, _, _ := unstructured.NestedFieldCopy(kt.Object, "spec", "config", "retention.bytes")
+		if grownRetention == nil || fmt.Sprint(got) != fmt.Sprint(grownRetention) {
+			t.Errorf("retention.bytes %v, want %v, what the old pipeline planned for the topic's 30 partitions", got, grownRetention)
+		}
+		if again.Status.Plan == nil || again.Status.Plan.Partitions != 30 {
+			t.Errorf("status.plan.partitions %v, want 30", again.Status.Plan)
 		}
 	})
 

@@ -48,6 +48,9 @@ type scope struct {
 	failures     []*childError // children the API server refused to apply or delete
 	// recheck: a child waits for its operator's first status; look again then (0: no need).
 	recheck time.Duration
+	// retained: what the claims of a retained Kafka cluster of the pipeline's name record
+	// (retained_claims.go); nil until read, at most once a reconcile.
+	retained *retainedCluster
 }
 
 // load reads the pipeline and returns its scope; nil when there is nothing to reconcile (the

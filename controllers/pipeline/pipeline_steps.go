@@ -91,9 +91,16 @@ func (r *Reconciler) autoscaleStep(ctx context.Context, s *scope) error {
 // next change to the pipeline or its tiers triggers the next attempt. What already runs bounds
 // the plan (plan.Compute, from what kafka_scaling.go observes): the KRaft quorum stays the one
 // the cluster was created with, brokers leave one at a time through the autoscaler's safety
-// gate, and partitions never shrink: Kafka cannot remove them.
+// gate, and partitions never shrink: Kafka cannot remove them (nor those of a retained topic the
+// pipeline was created again for: retained_claims.go).
 func (r *Reconciler) planStep(ctx context.Context, s *scope) error {
-	res, err := plan.Compute(s.pipeline, namedTiers(s), r.observedCluster(ctx, s))
+	obs := r.observedCluster(ctx, s)
+	kept, err := r.retainedPartitions(ctx, s)
+	if err != nil {
+		return err
+	}
+	obs.Partitions = max(obs.Partitions, kept)
+	res, err := plan.Compute(s.pipeline, namedTiers(s), obs)
 	s.plan = res.Plan
 	switch {
 	case plan.IsMissingTier(err):
