@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds Strimzi's cluster operator ($STRIMZI_VERSION in hack/versions.env) from its source into
-# bin/strimzi-$STRIMZI_VERSION, for the upstream harness (internal/upstream, docs/upstream.md):
-# the cluster operator is not published as a jar. About 12 minutes of Maven on two cores.
+# Builds Strimzi's cluster operator and Topic Operator ($STRIMZI_VERSION in hack/versions.env)
+# from their source into bin/strimzi-$STRIMZI_VERSION, for the upstream harness (internal/upstream,
+# docs/upstream.md): neither is published as a jar. About 15 minutes of Maven on two cores.
 #
 #   hack/strimzi.sh            clone the tag from GitHub (needs the internet) and build it
 #   STRIMZI_SRC=DIR hack/strimzi.sh   build the source tree in DIR (a checkout of the tag)
@@ -14,11 +14,12 @@
 #   - Lombok 1.18.42 (1.18.32 crashes on Java 25 with "TypeTag :: UNKNOWN");
 #   - fabric8's openshift-client 7.7.0 (7.8.0's dependencies are not all on Maven Central);
 #   - fabric8's openshift-model and openshift-client-api at that version too;
-#   - cluster-operator's test-only dependencies dropped (strimzi-test-container and
-#     fault-injection-source-connector are not on Maven Central; operator-common's test jar is
-#     not built), tests not built.
-# Output: lib/ (the cluster operator's jar and its dependencies), crds/ (Strimzi's CRDs) and
-# deployment.yaml (the cluster operator's Deployment, whose environment the harness uses).
+#   - cluster-operator's and topic-operator's test-only dependencies dropped
+#     (strimzi-test-container and fault-injection-source-connector are not on Maven Central;
+#     operator-common's test jar is not built), tests not built.
+# Output: lib/ (the cluster operator's jar and its dependencies), crds/ (Strimzi's CRDs),
+# deployment.yaml (the cluster operator's Deployment, whose environment the harness uses) and
+# topic-operator/lib/ (the Topic Operator's jar and its dependencies).
 # Installs Strimzi's own modules it builds (io.strimzi:*:$STRIMZI_VERSION) into the local Maven
 # repository: the configuration model generator resolves config-model from there.
 set -euo pipefail
@@ -53,14 +54,14 @@ cd "$work/src"
 # gives them the Kubernetes client's 7.8.0).
 python3 - <<'PY'
 import re
-p = 'cluster-operator/pom.xml'
-s = open(p).read()
-for art in ['strimzi-test-container', 'fault-injection-source-connector']:
-    s = re.sub(r'\s*<dependency>\s*<groupId>[^<]*</groupId>\s*<artifactId>' + art +
-               r'</artifactId>(\s*<scope>test</scope>)?\s*</dependency>', '', s)
-s = re.sub(r'\s*<dependency>\s*<groupId>io.strimzi</groupId>\s*<artifactId>operator-common</artifactId>\s*'
-           r'<classifier>tests</classifier>\s*<type>test-jar</type>\s*<scope>test</scope>\s*</dependency>', '', s)
-open(p, 'w').write(s)
+for p in ['cluster-operator/pom.xml', 'topic-operator/pom.xml']:
+    s = open(p).read()
+    for art in ['strimzi-test-container', 'fault-injection-source-connector']:
+        s = re.sub(r'\s*<dependency>\s*<groupId>[^<]*</groupId>\s*<artifactId>' + art +
+                   r'</artifactId>(\s*<version>[^<]*</version>)?(\s*<scope>test</scope>)?\s*</dependency>', '', s)
+    s = re.sub(r'\s*<dependency>\s*<groupId>io.strimzi</groupId>\s*<artifactId>operator-common</artifactId>\s*'
+               r'(<version>[^<]*</version>\s*)?<classifier>tests</classifier>\s*<type>test-jar</type>\s*<scope>test</scope>\s*</dependency>', '', s)
+    open(p, 'w').write(s)
 p = 'pom.xml'
 s = open(p).read()
 for art in ['openshift-model', 'openshift-client-api']:
@@ -93,6 +94,9 @@ for e in yaml.safe_load(open("kafka-versions.yaml")):
 done
 mvn "${flags[@]}" -pl cluster-operator -am -DincludeScope=runtime -DoutputDirectory="$work/lib" \
   package dependency:copy-dependencies
+say "building the Topic Operator"
+mvn "${flags[@]}" -pl topic-operator -am -DincludeScope=runtime -DoutputDirectory="$work/topic-lib" \
+  package dependency:copy-dependencies
 
 rm -rf "$out"
 mkdir -p "$out/lib" "$out/crds"
@@ -100,6 +104,8 @@ cp "$work"/lib/*.jar "$out/lib/"
 cp cluster-operator/target/cluster-operator-"$STRIMZI_VERSION".jar "$out/lib/"
 cp packaging/install/cluster-operator/04*-Crd-*.yaml "$out/crds/"
 cp packaging/install/cluster-operator/060-Deployment-strimzi-cluster-operator.yaml "$out/deployment.yaml"
+mkdir -p "$out/topic-operator/lib"
+cp "$work"/topic-lib/*.jar topic-operator/target/topic-operator-"$STRIMZI_VERSION".jar "$out/topic-operator/lib/"
 touch "$out/.built"
 say "built into $out"
 echo "$out"

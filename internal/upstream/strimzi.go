@@ -45,6 +45,33 @@ func StrimziBuild(t testing.TB) string {
 	return dir
 }
 
+// EnvTopicOperator names a directory of the Topic Operator's jars (hack/strimzi.sh's
+// topic-operator/lib) to use instead of bin/'s.
+const EnvTopicOperator = "STRATA_STRIMZI_TOPIC_OPERATOR"
+
+// TopicOperatorBuild is the directory of Strimzi's Topic Operator's jars and their dependencies
+// (hack/strimzi.sh: topic-operator/lib of the build), "" when there is none: like the cluster
+// operator, it is not published as a jar.
+func TopicOperatorBuild(t testing.TB) string {
+	t.Helper()
+	if dir := os.Getenv(EnvTopicOperator); dir != "" {
+		return dir
+	}
+	build := os.Getenv(EnvStrimzi)
+	if build == "" {
+		versions, err := controlplane.Versions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		build = filepath.Join(testutil.Root(), "bin", "strimzi-"+versions["STRIMZI_VERSION"])
+	}
+	dir := filepath.Join(build, "topic-operator", "lib")
+	if matches, _ := filepath.Glob(filepath.Join(dir, "topic-operator-*.jar")); len(matches) == 0 {
+		return ""
+	}
+	return dir
+}
+
 // startStrimzi runs Strimzi's cluster operator from build for the namespaces, with the
 // environment of its own Deployment (images, timeouts) but leader election, and its CRDs
 // (StrimziPodSet and the kinds Strata does not write). It authenticates with a ServiceAccount
