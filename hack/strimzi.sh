@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds Strimzi's cluster operator and Topic Operator ($STRIMZI_VERSION in hack/versions.env)
-# from their source into bin/strimzi-$STRIMZI_VERSION, for the upstream harness (internal/upstream,
+# Builds Strimzi's cluster operator, Topic Operator and User Operator ($STRIMZI_VERSION in
+# hack/versions.env) from their source into bin/strimzi-$STRIMZI_VERSION, for the upstream harness (internal/upstream,
 # docs/upstream.md): neither is published as a jar. About 15 minutes of Maven on two cores.
 #
 #   hack/strimzi.sh            clone the tag from GitHub (needs the internet) and build it
@@ -14,12 +14,12 @@
 #   - Lombok 1.18.42 (1.18.32 crashes on Java 25 with "TypeTag :: UNKNOWN");
 #   - fabric8's openshift-client 7.7.0 (7.8.0's dependencies are not all on Maven Central);
 #   - fabric8's openshift-model and openshift-client-api at that version too;
-#   - cluster-operator's and topic-operator's test-only dependencies dropped
+#   - the operators' test-only dependencies dropped
 #     (strimzi-test-container and fault-injection-source-connector are not on Maven Central;
 #     operator-common's test jar is not built), tests not built.
 # Output: lib/ (the cluster operator's jar and its dependencies), crds/ (Strimzi's CRDs),
-# deployment.yaml (the cluster operator's Deployment, whose environment the harness uses) and
-# topic-operator/lib/ (the Topic Operator's jar and its dependencies).
+# deployment.yaml (the cluster operator's Deployment, whose environment the harness uses),
+# topic-operator/lib/ and user-operator/lib/ (each operator's jar and its dependencies).
 # Installs Strimzi's own modules it builds (io.strimzi:*:$STRIMZI_VERSION) into the local Maven
 # repository: the configuration model generator resolves config-model from there.
 set -euo pipefail
@@ -31,7 +31,7 @@ out="$root/bin/strimzi-$STRIMZI_VERSION"
 java_home=${STRIMZI_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 say() { printf '[strimzi] %s\n' "$*" >&2; }
 
-if [ -f "$out/.built" ]; then
+if [ -f "$out/.built" ] && [ -d "$out/topic-operator/lib" ] && [ -d "$out/user-operator/lib" ]; then
   echo "$out"
   exit 0
 fi
@@ -54,7 +54,7 @@ cd "$work/src"
 # gives them the Kubernetes client's 7.8.0).
 python3 - <<'PY'
 import re
-for p in ['cluster-operator/pom.xml', 'topic-operator/pom.xml']:
+for p in ['cluster-operator/pom.xml', 'topic-operator/pom.xml', 'user-operator/pom.xml']:
     s = open(p).read()
     for art in ['strimzi-test-container', 'fault-injection-source-connector']:
         s = re.sub(r'\s*<dependency>\s*<groupId>[^<]*</groupId>\s*<artifactId>' + art +
@@ -94,9 +94,11 @@ for e in yaml.safe_load(open("kafka-versions.yaml")):
 done
 mvn "${flags[@]}" -pl cluster-operator -am -DincludeScope=runtime -DoutputDirectory="$work/lib" \
   package dependency:copy-dependencies
-say "building the Topic Operator"
-mvn "${flags[@]}" -pl topic-operator -am -DincludeScope=runtime -DoutputDirectory="$work/topic-lib" \
-  package dependency:copy-dependencies
+for op in topic-operator user-operator; do
+  say "building the $op"
+  mvn "${flags[@]}" -pl "$op" -am -DincludeScope=runtime -DoutputDirectory="$work/$op-lib" \
+    package dependency:copy-dependencies
+done
 
 rm -rf "$out"
 mkdir -p "$out/lib" "$out/crds"
@@ -104,8 +106,10 @@ cp "$work"/lib/*.jar "$out/lib/"
 cp cluster-operator/target/cluster-operator-"$STRIMZI_VERSION".jar "$out/lib/"
 cp packaging/install/cluster-operator/04*-Crd-*.yaml "$out/crds/"
 cp packaging/install/cluster-operator/060-Deployment-strimzi-cluster-operator.yaml "$out/deployment.yaml"
-mkdir -p "$out/topic-operator/lib"
-cp "$work"/topic-lib/*.jar topic-operator/target/topic-operator-"$STRIMZI_VERSION".jar "$out/topic-operator/lib/"
+for op in topic-operator user-operator; do
+  mkdir -p "$out/$op/lib"
+  cp "$work/$op-lib"/*.jar "$op/target/$op-$STRIMZI_VERSION.jar" "$out/$op/lib/"
+done
 touch "$out/.built"
 say "built into $out"
 echo "$out"

@@ -25,8 +25,10 @@ type Broker struct {
 	Address     string // where it listens: 127.0.0.1, or its netlab host's address
 	Port        int    // the client listener
 	MetricsPort int    // the JMX exporter's /metrics (9404, tcp-prometheus, in a pod)
-	proc        *process
-	host        *netlab.Host
+	// SCRAMPort is the SASL_PLAINTEXT listener's (StartKafkaSCRAM; 0 otherwise).
+	SCRAMPort int
+	proc      *process
+	host      *netlab.Host
 }
 
 // Running says whether the broker's process runs.
@@ -39,6 +41,8 @@ func (b *Broker) Stop() { b.proc.Stop() }
 type Kafka struct {
 	Brokers   []*Broker
 	Bootstrap string
+	// SCRAMBootstrap is the brokers' SASL_PLAINTEXT listeners (StartKafkaSCRAM; "" otherwise).
+	SCRAMBootstrap string
 
 	// What a broker added later needs: the cluster's ID, its controllers, the metrics rules, the
 	// replication settings of the first nodes, and where the test reaches metrics from.
@@ -46,6 +50,7 @@ type Kafka struct {
 	internalRF, minISR                int
 	client                            *http.Client
 	extra                             []string
+	scram                             bool
 }
 
 // StartKafka starts n nodes named podPrefix+<node id>, each with the JMX exporter loaded with
@@ -55,6 +60,21 @@ func StartKafka(t testing.TB, dir, podPrefix string, n int, rules string) *Kafka
 	t.Helper()
 	return startKafka(t, dir, podPrefix, make([]*netlab.Host, n), nil, rules)
 }
+
+// StartKafkaSCRAM starts n nodes on loopback as StartKafka does, each with a second client
+// listener, SASL_PLAINTEXT with SCRAM-SHA-512 (SCRAMPort, SCRAMBootstrap), as Strimzi's plain
+// listener with scram-sha-512 authentication, and Kafka's StandardAuthorizer, as the Kafka Strata
+// builds has (simple authorization). The PLAINTEXT listener's clients, ANONYMOUS, are super users:
+// the nodes themselves, the test's tools and Strimzi's entity operator there (which
+// authenticates with its own certificate in a cluster, also a super user); a SCRAM user is held
+// to its ACLs.
+func StartKafkaSCRAM(t testing.TB, dir, podPrefix string, n int, rules string) *Kafka {
+	t.Helper()
+	return startKafka(t, dir, podPrefix, make([]*netlab.Host, n), nil, rules, scramConfig)
+}
+
+// scramConfig marks startKafka's extra lines as asking for the SCRAM listener.
+const scramConfig = "# strata-lab: scram"
 
 // StartKafkaOn starts one node in each of hosts, as StartKafka does, each listening on its
 // host's address (its own network namespace, its link shaped as the host's is) on the ports a
@@ -78,7 +98,15 @@ func startKafka(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *
 	_, _ = rand.Read(id)
 	clusterID := base64.RawURLEncoding.EncodeToString(id)
 
-	k := &Kafka{extra: extra}
+	k := &Kafka{}
+	for _, line := range extra {
+		if line == scramConfig {
+			k.scram = true
+		} else {
+			k.extra = append(k.extra, line)
+		}
+	}
+	var scram []string
 	controllerPorts := make([]int, n)
 	addrs := make([]string, n)
 	var voters, bootstrap []string
@@ -92,11 +120,15 @@ func startKafka(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *
 			addrs[i], b.Port, b.MetricsPort, controllerPorts[i] = h.IP, 9092, 9404, 9090
 		}
 		b.Address = addrs[i]
+		if k.scram {
+			b.SCRAMPort = freePort(t)
+			scram = append(scram, fmt.Sprintf("%s:%d", addrs[i], b.SCRAMPort))
+		}
 		k.Brokers = append(k.Brokers, b)
 		voters = append(voters, fmt.Sprintf("%d@%s:%d", i, addrs[i], controllerPorts[i]))
 		bootstrap = append(bootstrap, fmt.Sprintf("%s:%d", addrs[i], b.Port))
 	}
-	k.Bootstrap = strings.Join(bootstrap, ",")
+	k.Bootstrap, k.SCRAMBootstrap = strings.Join(bootstrap, ","), strings.Join(scram, ",")
 	k.clusterID, k.voters, k.dir, k.rulesFile = clusterID, strings.Join(voters, ","), dir, rulesFile
 	k.internalRF, k.minISR = n, min(2, n)
 	k.client = http.DefaultClient
@@ -139,12 +171,23 @@ func (k *Kafka) launch(t testing.TB, b *Broker, roles string, controllerPort int
 		listeners = fmt.Sprintf("listeners=PLAINTEXT://%[1]s:%[2]d,CONTROLLER://%[1]s:%[3]d\nadvertised.listeners=PLAINTEXT://%[1]s:%[2]d",
 			b.Address, b.Port, controllerPort)
 	}
+	protocols := "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+	if b.SCRAMPort > 0 {
+		plain := fmt.Sprintf("PLAINTEXT://%s:%d", b.Address, b.Port)
+		sasl := fmt.Sprintf("SASL_PLAINTEXT://%s:%d", b.Address, b.SCRAMPort)
+		listeners = strings.ReplaceAll(listeners, plain, plain+","+sasl)
+		protocols += ",SASL_PLAINTEXT:SASL_PLAINTEXT"
+		listeners += "\nsasl.enabled.mechanisms=SCRAM-SHA-512" +
+			"\nlistener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;" +
+			"\nauthorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer" +
+			"\nsuper.users=User:ANONYMOUS"
+	}
 	props := fmt.Sprintf(`process.roles=%s
 node.id=%d
 controller.quorum.voters=%s
 %s
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=%s
 inter.broker.listener.name=PLAINTEXT
 log.dirs=%s
 offsets.topic.replication.factor=%d
@@ -162,7 +205,7 @@ broker.session.timeout.ms=30000
 log.segment.bytes=67108864
 log.retention.bytes=268435456
 %s
-`, roles, b.ID, k.voters, listeners, filepath.Join(k.dir, b.Pod, "data"), k.internalRF, k.internalRF, k.minISR, k.minISR,
+`, roles, b.ID, k.voters, listeners, protocols, filepath.Join(k.dir, b.Pod, "data"), k.internalRF, k.internalRF, k.minISR, k.minISR,
 		strings.Join(k.extra, "\n"))
 	propsFile := filepath.Join(k.dir, b.Pod+".properties")
 	if err := os.WriteFile(propsFile, []byte(props), 0o600); err != nil {

@@ -20,3 +20,23 @@ func TestParseTopicDescription(t *testing.T) {
 		t.Error("a partition's line read as the summary")
 	}
 }
+
+// The launcher's log lines, and the exceptions they carry, are told from records.
+func TestToolLog(t *testing.T) {
+	for line, want := range map[string]bool{
+		"08:58:12.464 ERROR ConsoleConsumer: Error processing message":          true,
+		"08:58:12.459 WARN NetworkClient: [Consumer clientId=console-consumer]": true,
+		"r0":                   false,
+		"08:58 a record":       false,
+		"12:00:00.000 NOTE it": false,
+		"org.apache.kafka.common.errors.TopicAuthorizationException: Not authorized to access topics: [other]": true,
+		"\tat org.apache.kafka.clients.Metadata.maybeThrow(Metadata.java:512)":                                 true,
+		"Caused by: java.io.IOException: x":                                                                    true,
+		"\t... 12 more":                                                                                        true,
+		"an Exception: in a record's words":                                                                    false,
+	} {
+		if got := toolLog.MatchString(line) || toolTrace.MatchString(line); got != want {
+			t.Errorf("%q: log line %v, want %v", line, got, want)
+		}
+	}
+}

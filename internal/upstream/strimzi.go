@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,16 +46,31 @@ func StrimziBuild(t testing.TB) string {
 	return dir
 }
 
-// EnvTopicOperator names a directory of the Topic Operator's jars (hack/strimzi.sh's
-// topic-operator/lib) to use instead of bin/'s.
-const EnvTopicOperator = "STRATA_STRIMZI_TOPIC_OPERATOR"
+// EnvTopicOperator and EnvUserOperator name directories of the Topic and User Operators' jars
+// (hack/strimzi.sh's topic-operator/lib and user-operator/lib) to use instead of bin/'s.
+const (
+	EnvTopicOperator = "STRATA_STRIMZI_TOPIC_OPERATOR"
+	EnvUserOperator  = "STRATA_STRIMZI_USER_OPERATOR"
+)
 
-// TopicOperatorBuild is the directory of Strimzi's Topic Operator's jars and their dependencies
-// (hack/strimzi.sh: topic-operator/lib of the build), "" when there is none: like the cluster
-// operator, it is not published as a jar.
+// TopicOperatorBuild is the directory of Strimzi's Topic Operator's jar and its dependencies,
+// "" when there is none: like the cluster operator, it is not published as a jar.
 func TopicOperatorBuild(t testing.TB) string {
 	t.Helper()
-	if dir := os.Getenv(EnvTopicOperator); dir != "" {
+	return operatorBuild(t, EnvTopicOperator, "topic-operator")
+}
+
+// UserOperatorBuild is the directory of Strimzi's User Operator's jar and its dependencies, ""
+// when there is none.
+func UserOperatorBuild(t testing.TB) string {
+	t.Helper()
+	return operatorBuild(t, EnvUserOperator, "user-operator")
+}
+
+// operatorBuild is $env, or <the Strimzi build>/<name>/lib when it holds the operator's jar.
+func operatorBuild(t testing.TB, env, name string) string {
+	t.Helper()
+	if dir := os.Getenv(env); dir != "" {
 		return dir
 	}
 	build := os.Getenv(EnvStrimzi)
@@ -65,8 +81,8 @@ func TopicOperatorBuild(t testing.TB) string {
 		}
 		build = filepath.Join(testutil.Root(), "bin", "strimzi-"+versions["STRIMZI_VERSION"])
 	}
-	dir := filepath.Join(build, "topic-operator", "lib")
-	if matches, _ := filepath.Glob(filepath.Join(dir, "topic-operator-*.jar")); len(matches) == 0 {
+	dir := filepath.Join(build, name, "lib")
+	if matches, _ := filepath.Glob(filepath.Join(dir, name+"-*.jar")); len(matches) == 0 {
 		return ""
 	}
 	return dir
@@ -131,15 +147,21 @@ func strimziEnv(t testing.TB, build string) []string {
 // operator, and holds the machine until the test ends: its health server listens on port 8080,
 // fixed in its code (cluster-operator/src/main/java/io/strimzi/operator/cluster/Main.java,
 // HEALTH_SERVER_PORT), and a second one fails to start. `go test ./...` runs packages at once,
-// so two harnesses would otherwise meet there. The lock goes with the process if it dies.
-func lockStrimziPort(t testing.TB) {
+// so two harnesses would otherwise meet there. The Topic Operator's is 8080 too
+// (topic-operator/.../TopicOperator.java, HEALTH_CHECK_PORT). The lock goes with the process if
+// it dies.
+func lockStrimziPort(t testing.TB) { lockPort(t, 8080, "Strimzi's cluster operator or Topic Operator") }
+
+// lockPort holds the machine's port (by a lock file: the port itself is the process's) until the
+// test ends, waiting for another test process that holds it for what.
+func lockPort(t testing.TB, port int, what string) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "strata-strimzi-port-8080.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), fmt.Sprintf("strata-strimzi-port-%d.lock", port)), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		t.Log("waiting for another test's Strimzi cluster operator to end (its port 8080 is fixed)")
+		t.Logf("waiting for another test's %s to end (its port %d is fixed)", what, port)
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 			t.Fatal(err)
 		}

@@ -231,8 +231,17 @@ func TestTopicOperatorReconcilesTheKafkaTopic(t *testing.T) {
 // reference (no controller runs for it here).
 func sampleTopic(ctx context.Context, t *testing.T, c client.Client) (*v1alpha1.AnalyticsPipeline, *unstructured.Unstructured) {
 	t.Helper()
+	in := samplePlan(ctx, t, c, "topics")
+	kt := desired.Topic(in)
+	kt.SetOwnerReferences(nil)
+	return in.Pipeline, kt
+}
+
+// samplePlan creates config/samples' tiers and pipeline, the pipeline in namespace ns (the API
+// server defaults it), and returns the inputs Strata builds its children from.
+func samplePlan(ctx context.Context, t *testing.T, c client.Client, ns string) desired.Inputs {
+	t.Helper()
 	objs, p := Samples(t)
-	ns := "topics"
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
@@ -251,9 +260,7 @@ func sampleTopic(ctx context.Context, t *testing.T, c client.Client) (*v1alpha1.
 	if err != nil {
 		t.Fatal(err)
 	}
-	kt := desired.Topic(desired.Inputs{Pipeline: p, Plan: pl})
-	kt.SetOwnerReferences(nil)
-	return p, kt
+	return desired.Inputs{Pipeline: p, Plan: pl, Tiers: tiers}
 }
 
 // setTopic sets a KafkaTopic's partitions and some of its configuration.
