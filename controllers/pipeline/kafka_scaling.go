@@ -46,9 +46,13 @@ func (r *Reconciler) observedCluster(ctx context.Context, s *scope) plan.Observe
 		safety := r.brokerSafety(ctx, p, s.observed, s.served)
 		b.Safety = plan.BrokerSafety{Reason: safety.Reason, Message: safety.Message}
 	}
-	if rb := s.observed.get(desired.KafkaRebalanceGVK, p.Namespace, desired.BrokerRemovalName(p)); rb != nil && rebalanceReady(rb) {
-		for _, id := range int64s(rb, "spec", "brokers") {
-			b.Emptied = append(b.Emptied, int32(id))
+	if rb := s.observed.get(desired.KafkaRebalanceGVK, p.Namespace, desired.BrokerRemovalName(p)); rb != nil {
+		if rebalanceReady(rb) {
+			for _, id := range int64s(rb, "spec", "brokers") {
+				b.Emptied = append(b.Emptied, int32(id))
+			}
+		} else {
+			b.RemovalState = rebalanceState(rb)
 		}
 	}
 	obs.Brokers = b
@@ -87,6 +91,25 @@ func int64s(u *unstructured.Unstructured, fields ...string) []int64 {
 // rebalanceReady says whether a KafkaRebalance reports Ready: its moves are done.
 func rebalanceReady(rb *unstructured.Unstructured) bool {
 	return slices.Contains(autoscale.RebalanceStates(rb), "Ready")
+}
+
+// rebalanceState is what Strimzi reports of a KafkaRebalance that is not Ready, for PlanValid:
+// its state and, for one that ended without moving the replicas (NotReady, Stopped), why;
+// "" before Strimzi reports anything.
+func rebalanceState(rb *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		t, _ := m["type"].(string)
+		if t == "" || m["status"] != "True" {
+			continue
+		}
+		if msg, _ := m["message"].(string); msg != "" && (t == "NotReady" || t == "Stopped") {
+			return t + ": " + msg
+		}
+		return t
+	}
+	return ""
 }
 
 // announceQuorum records a Warning event the first time a quorum note appears in PlanValid

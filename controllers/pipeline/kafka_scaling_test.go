@@ -42,12 +42,20 @@ func setRunningBrokers(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipel
 // setRebalanceReady plays Strimzi: the KafkaRebalance's moves are done.
 func setRebalanceReady(t *testing.T, c client.Client, rb *unstructured.Unstructured) {
 	t.Helper()
+	setRebalanceState(t, c, rb, "Ready", "")
+}
+
+// setRebalanceState plays Strimzi: the KafkaRebalance's state (its one True condition) is state,
+// with message.
+func setRebalanceState(t *testing.T, c client.Client, rb *unstructured.Unstructured, state, message string) {
+	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		live := envtestutil.Child(t, c, desired.KafkaRebalanceGVK, rb.GetNamespace(), rb.GetName())
 		if live == nil {
 			return fmt.Errorf("KafkaRebalance %s is gone", rb.GetName())
 		}
-		conds := []any{map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T12:00:00Z"}}
+		conds := []any{map[string]any{"type": state, "status": "True", "lastTransitionTime": "2026-01-01T12:00:00Z",
+			"message": message}}
 		if err := unstructured.SetNestedSlice(live.Object, conds, "status", "conditions"); err != nil {
 			return err
 		}
@@ -143,6 +151,20 @@ func TestBrokerScaleDownStepsAndQuorum(t *testing.T) {
 	}
 	if brokers, _, _ := unstructured.NestedSlice(removal.Object, "spec", "brokers"); len(brokers) != 1 || brokers[0] != int64(1) {
 		t.Errorf("the removal empties brokers %v, want [1]", brokers)
+	}
+	// Strimzi runs it, or refuses it while the Kafka is not Ready (the real Strimzi's first
+	// answer under the upstream harness): the removal is what empties the broker, so it stays,
+	// the same object, and PlanValid says what Strimzi reports. (Counted as a rebalance that
+	// holds brokers back, it was deleted and made again thousands of times a minute.)
+	for _, st := range []struct{ state, message, note string }{
+		{"Rebalancing", "", "Strimzi reports it Rebalancing"},
+		{"NotReady", "Kafka cluster is not Ready", "Strimzi reports it NotReady: Kafka cluster is not Ready"},
+	} {
+		setRebalanceState(t, o.C, removal, st.state, st.message)
+		planNote(t, o.C, p, 2, st.note)
+		if got := envtestutil.Child(t, o.C, desired.KafkaRebalanceGVK, p.Namespace, desired.BrokerRemovalName(p)); got == nil || got.GetUID() != removal.GetUID() {
+			t.Fatalf("the broker removal was deleted or made again while Strimzi reported it %s", st.state)
+		}
 	}
 	// Strimzi reports it done: the pool goes to one broker and Cruise Control goes with it in
 	// the same apply (what Strimzi accepts), and the removal is no longer wanted.

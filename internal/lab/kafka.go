@@ -58,7 +58,7 @@ type Kafka struct {
 // its metrics. Brokers start in parallel; each takes some 10 s of one core.
 func StartKafka(t testing.TB, dir, podPrefix string, n int, rules string) *Kafka {
 	t.Helper()
-	return startKafka(t, dir, podPrefix, make([]*netlab.Host, n), nil, rules)
+	return startKafka(t, dir, podPrefix, make([]*netlab.Host, n), nil, rules, false)
 }
 
 // StartKafkaSCRAM starts n nodes on loopback as StartKafka does, each with a second client
@@ -70,11 +70,8 @@ func StartKafka(t testing.TB, dir, podPrefix string, n int, rules string) *Kafka
 // to its ACLs.
 func StartKafkaSCRAM(t testing.TB, dir, podPrefix string, n int, rules string) *Kafka {
 	t.Helper()
-	return startKafka(t, dir, podPrefix, make([]*netlab.Host, n), nil, rules, scramConfig)
+	return startKafka(t, dir, podPrefix, make([]*netlab.Host, n), nil, rules, true)
 }
-
-// scramConfig marks startKafka's extra lines as asking for the SCRAM listener.
-const scramConfig = "# strata-lab: scram"
 
 // StartKafkaOn starts one node in each of hosts, as StartKafka does, each listening on its
 // host's address (its own network namespace, its link shaped as the host's is) on the ports a
@@ -82,12 +79,12 @@ const scramConfig = "# strata-lab: scram"
 // Each of extra is a line of the nodes' server.properties, in place of the lab's value.
 func StartKafkaOn(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *netlab.Host, rules string, extra ...string) *Kafka {
 	t.Helper()
-	return startKafka(t, dir, podPrefix, hosts, hub, rules, extra...)
+	return startKafka(t, dir, podPrefix, hosts, hub, rules, false, extra...)
 }
 
 // startKafka starts a node per entry of hosts: on loopback with free ports where the entry is
-// nil, else inside the host.
-func startKafka(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *netlab.Host, rules string, extra ...string) *Kafka {
+// nil, else inside the host; with scram, each with the SCRAM listener (StartKafkaSCRAM).
+func startKafka(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *netlab.Host, rules string, scram bool, extra ...string) *Kafka {
 	t.Helper()
 	n := len(hosts)
 	rulesFile := filepath.Join(dir, "kafka-metrics.yaml")
@@ -98,15 +95,8 @@ func startKafka(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *
 	_, _ = rand.Read(id)
 	clusterID := base64.RawURLEncoding.EncodeToString(id)
 
-	k := &Kafka{}
-	for _, line := range extra {
-		if line == scramConfig {
-			k.scram = true
-		} else {
-			k.extra = append(k.extra, line)
-		}
-	}
-	var scram []string
+	k := &Kafka{extra: extra, scram: scram}
+	var scramAddrs []string
 	controllerPorts := make([]int, n)
 	addrs := make([]string, n)
 	var voters, bootstrap []string
@@ -122,13 +112,13 @@ func startKafka(t testing.TB, dir, podPrefix string, hosts []*netlab.Host, hub *
 		b.Address = addrs[i]
 		if k.scram {
 			b.SCRAMPort = freePort(t)
-			scram = append(scram, fmt.Sprintf("%s:%d", addrs[i], b.SCRAMPort))
+			scramAddrs = append(scramAddrs, fmt.Sprintf("%s:%d", addrs[i], b.SCRAMPort))
 		}
 		k.Brokers = append(k.Brokers, b)
 		voters = append(voters, fmt.Sprintf("%d@%s:%d", i, addrs[i], controllerPorts[i]))
 		bootstrap = append(bootstrap, fmt.Sprintf("%s:%d", addrs[i], b.Port))
 	}
-	k.Bootstrap, k.SCRAMBootstrap = strings.Join(bootstrap, ","), strings.Join(scram, ",")
+	k.Bootstrap, k.SCRAMBootstrap = strings.Join(bootstrap, ","), strings.Join(scramAddrs, ",")
 	k.clusterID, k.voters, k.dir, k.rulesFile = clusterID, strings.Join(voters, ","), dir, rulesFile
 	k.internalRF, k.minISR = n, min(2, n)
 	k.client = http.DefaultClient

@@ -57,6 +57,9 @@ type BrokerPool struct {
 	// reports it Ready: its moves are done. None while it runs or is absent.
 	Removal string
 	Emptied []int32
+	// RemovalState is what Strimzi reports of that KafkaRebalance while it is not Ready (its
+	// state, and why when it ended without moving the replicas), for PlanValid.
+	RemovalState string
 }
 
 // BrokerSafety is whether brokers may leave the cluster now: Reason is empty when they may;
@@ -214,9 +217,21 @@ func brokerStep(pool BrokerPool, planned int32) (step int32, note string, empty 
 		}
 		id := slices.Max(pool.NodeIDs)
 		if !slices.Equal(pool.Emptied, []int32{id}) {
-			return live, fmt.Sprintf("brokers stay at 2 (1 planned) while KafkaRebalance %s moves broker %d's partitions off "+
+			note := fmt.Sprintf("brokers stay at 2 (1 planned) while KafkaRebalance %s moves broker %d's partitions off "+
 				"(Strimzi refuses Cruise Control with one broker, so the pool goes to one only once that broker is empty)",
-				pool.Removal, id), []int32{id}
+				pool.Removal, id)
+			if pool.RemovalState != "" {
+				note += "; Strimzi reports it " + pool.RemovalState
+			}
+			if strings.HasPrefix(pool.RemovalState, "NotReady") || strings.HasPrefix(pool.RemovalState, "Stopped") {
+				// Strimzi leaves a KafkaRebalance that ended so as it is until it is asked again
+				// (strimzi-kafka-operator 1.2.0, KafkaRebalanceAssemblyOperator: onStop acts only
+				// on the strimzi.io/rebalance=refresh annotation, onNotReady on it or on Cruise
+				// Control coming up: shouldRenewRebalance).
+				note += fmt.Sprintf("; once the cause is mended, `kubectl annotate kafkarebalance %s strimzi.io/rebalance=refresh` "+
+					"has Strimzi try again", pool.Removal)
+			}
+			return live, note, []int32{id}
 		}
 	}
 	return step, fmt.Sprintf("brokers step down one at a time: %d now, %d planned", step, planned), nil
