@@ -187,19 +187,7 @@ func TestRiseSizesTheStagesAfterKafkaInOneStep(t *testing.T) {
 			}
 			r := pipelineRun(pol)
 			r.cur.Brokers = 4
-			levels := step(4000, 15000, 8)
-			var lag float64
-			r.series(30, func(i int) values {
-				var sum float64
-				for k := i - 3; k <= i; k++ {
-					sum += levels(max(k, 0))
-				}
-				in := sum / 4
-				// The executors process at most 4,000 records/s each; the rest waits.
-				processed := min(in+lag/30, 4000*float64(r.cur.Executors))
-				lag = max(lag+(in-processed)*30, 0)
-				return pipelineReading(in, processed, lag, in-processed)
-			})
+			r.series(30, behindExecutors(r, step(4000, 15000, 8)))
 			var got []string
 			for _, l := range r.log {
 				if strings.Contains(l, " Executors ") {
@@ -228,18 +216,7 @@ func TestRiseNeverOvershoots(t *testing.T) {
 			pol.Brokers = Bounds{Floor: 4, Max: 9}
 			r := pipelineRun(pol)
 			r.cur.Brokers = 4
-			levels := step(base, top, 8)
-			var lag float64
-			r.series(40, func(i int) values {
-				var sum float64
-				for k := i - 3; k <= i; k++ {
-					sum += levels(max(k, 0))
-				}
-				in := sum / 4
-				processed := min(in+lag/30, 4000*float64(r.cur.Executors))
-				lag = max(lag+(in-processed)*30, 0)
-				return pipelineReading(in, processed, lag, in-processed)
-			})
+			r.series(40, behindExecutors(r, step(base, top, 8)))
 			// At 80 % of 4,000 each; the lag they drain asks for none more at full rate here.
 			most, low := max(countFor(top, 3200), pol.Executors.Floor), max(countFor(top*(1-steadyShare), 3200), pol.Executors.Floor)
 			var ups []int32
@@ -260,5 +237,22 @@ func TestRiseNeverOvershoots(t *testing.T) {
 				t.Errorf("%.0f -> %.0f records/s: executor scale-ups to %v, want %d, the first to at least %d (%s)", base, top, ups, want, low, r.changes())
 			}
 		}
+	}
+}
+
+// behindExecutors replays levels through the default queries' rates over $range (four intervals
+// of 30 s), Kafka carrying all of it, and the executors r runs processing at most 4,000
+// records/s each: the rest waits in the lag, which they drain as they can.
+func behindExecutors(r *run, levels func(int) float64) func(int) values {
+	var lag float64
+	return func(i int) values {
+		var sum float64
+		for k := i - 3; k <= i; k++ {
+			sum += levels(max(k, 0))
+		}
+		in := sum / 4
+		processed := min(in+lag/30, 4000*float64(r.cur.Executors))
+		lag = max(lag+(in-processed)*30, 0)
+		return pipelineReading(in, processed, lag, in-processed)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/controlplane"
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/lab"
 	"github.com/strata-dev/strata/internal/plan"
@@ -56,15 +57,7 @@ func TestTopicOperatorReconcilesTheKafkaTopic(t *testing.T) {
 			"it from its source on GitHub into bin/strimzi-*/topic-operator, or set %s to a directory of its jars)", EnvTopicOperator)
 	}
 	ctx := context.Background()
-	env, c := testutil.ControlPlane(t)
-	dir := t.TempDir()
-	if keep := os.Getenv(EnvLogs); keep != "" {
-		// Kept after the test, as the harness keeps its components' logs (Start).
-		dir = filepath.Join(keep, t.Name())
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	env, c, dir := entityOperatorEnv(t)
 	p, topic := sampleTopic(ctx, t, c)
 	// A ServiceAccount's token: fabric8's client, which the Topic Operator uses, does not read
 	// the admin's client key (as for the cluster operator: startStrimzi).
@@ -297,4 +290,20 @@ func waitTopicCondition(ctx context.Context, t *testing.T, c client.Client, to *
 		}
 		return fmt.Errorf("generation %d, observed %d, conditions %v", got.GetGeneration(), observed, conds)
 	})
+}
+
+// entityOperatorEnv starts a control plane for a test of one of Strimzi's entity operators and
+// returns it, a client and the directory for the test's logs (kept under $STRATA_UPSTREAM_LOGS
+// when set, as the harness keeps its components': Start).
+func entityOperatorEnv(t *testing.T) (*controlplane.Env, client.Client, string) {
+	t.Helper()
+	env, c := testutil.ControlPlane(t)
+	dir := t.TempDir()
+	if keep := os.Getenv(EnvLogs); keep != "" {
+		dir = filepath.Join(keep, t.Name())
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return env, c, dir
 }

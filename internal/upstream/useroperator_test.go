@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,14 +42,7 @@ func TestUserOperatorGivesTheJobItsCredentials(t *testing.T) {
 			"to a directory of its jars)", EnvUserOperator)
 	}
 	ctx := context.Background()
-	env, c := testutil.ControlPlane(t)
-	dir := t.TempDir()
-	if keep := os.Getenv(EnvLogs); keep != "" {
-		dir = filepath.Join(keep, t.Name())
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	env, c, dir := entityOperatorEnv(t)
 	in := samplePlan(ctx, t, c, "users")
 	p := in.Pipeline
 	kafka := lab.StartKafkaSCRAM(t, dir, desired.BrokerPodPrefix(p), 2, "rules: []\n")
