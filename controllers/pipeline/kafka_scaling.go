@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -53,6 +55,7 @@ func (r *Reconciler) observedCluster(ctx context.Context, s *scope) plan.Observe
 			}
 		} else {
 			b.RemovalState = rebalanceState(rb)
+			s.refreshRemoval, s.recheck = refreshDue(rb, time.Now())
 		}
 	}
 	obs.Brokers = b
@@ -91,6 +94,30 @@ func int64s(u *unstructured.Unstructured, fields ...string) []int64 {
 // rebalanceReady says whether a KafkaRebalance reports Ready: its moves are done.
 func rebalanceReady(rb *unstructured.Unstructured) bool {
 	return slices.Contains(autoscale.RebalanceStates(rb), "Ready")
+}
+
+// removalRetry is how long a remove-brokers KafkaRebalance that Strimzi ended without moving
+// the replicas (NotReady: say the Kafka was not Ready when it was made; Stopped) is left before
+// Strimzi is asked to try it again. An estimate; not overridable.
+const removalRetry = time.Minute
+
+// refreshDue says whether the KafkaRebalance rb ended without moving the replicas at least
+// removalRetry before now, so that Strimzi is to be asked again; else, when it ended so, how
+// long until it is (for the reconcile's requeue).
+func refreshDue(rb *unstructured.Unstructured, now time.Time) (bool, time.Duration) {
+	conds, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["status"] != "True" || (m["type"] != "NotReady" && m["type"] != "Stopped") {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, fmt.Sprint(m["lastTransitionTime"]))
+		if err != nil || now.Sub(at) >= removalRetry {
+			return true, 0
+		}
+		return false, removalRetry - now.Sub(at)
+	}
+	return false, 0
 }
 
 // rebalanceState is what Strimzi reports of a KafkaRebalance that is not Ready, for PlanValid:

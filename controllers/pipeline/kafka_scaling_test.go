@@ -166,6 +166,14 @@ func TestBrokerScaleDownStepsAndQuorum(t *testing.T) {
 			t.Fatalf("the broker removal was deleted or made again while Strimzi reported it %s", st.state)
 		}
 	}
+	// It has been NotReady since long ago (the condition's time): Strimzi, which leaves it so
+	// until asked, is asked to try it again.
+	envtestutil.WaitFor(t, o.C, removal, func() error {
+		if got := removal.GetAnnotations()[desired.RebalanceAnnotation]; got != "refresh" {
+			return fmt.Errorf("annotation %s %q, want refresh", desired.RebalanceAnnotation, got)
+		}
+		return nil
+	})
 	// Strimzi reports it done: the pool goes to one broker and Cruise Control goes with it in
 	// the same apply (what Strimzi accepts), and the removal is no longer wanted.
 	setRebalanceReady(t, o.C, removal)

@@ -154,7 +154,7 @@ func (r *Reconciler) buildDesired(_ context.Context, s *scope) error {
 	}
 	// The tiers the plan was computed on: pods on a local tier get node affinity to its nodes.
 	in := desired.Inputs{Pipeline: s.pipeline, Plan: s.plan, IngestImage: r.IngestImage, ElasticsearchPassword: s.esPassword,
-		EmptyBrokers: s.emptyBrokers, Tiers: namedTiers(s)}
+		EmptyBrokers: s.emptyBrokers, RefreshRemoval: s.refreshRemoval, Tiers: namedTiers(s)}
 	for _, obj := range desired.All(in) {
 		if served[obj.GroupVersionKind().String()] {
 			s.desired = append(s.desired, obj)
@@ -223,7 +223,7 @@ func (r *Reconciler) reportPods(ctx context.Context, s *scope) error {
 // status (or the missing CRDs, or the refused applies), then Ready; the status now describes
 // this generation.
 func (r *Reconciler) reportChildren(_ context.Context, s *scope) error {
-	s.recheck = setChildConditions(s.conds, s.pipeline, s.missing, s.observed, time.Now(), r.UpstreamStatusTimeout)
+	s.recheck = sooner(s.recheck, setChildConditions(s.conds, s.pipeline, s.missing, s.observed, time.Now(), r.UpstreamStatusTimeout))
 	for cond, msg := range s.failuresByCondition() {
 		// Say what failed where users look; the reconcile is retried with backoff.
 		s.conds.Set(cond, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, msg)

@@ -57,10 +57,19 @@ func BrokerRemoval(in Inputs) *unstructured.Unstructured {
 	}
 	spec := rebalanceLimits(in.Plan)
 	spec["mode"], spec["brokers"] = "remove-brokers", brokers
+	annotations := map[string]string{RebalanceAutoApprovalAnnotation: "true"}
+	if in.RefreshRemoval {
+		// Strimzi leaves a KafkaRebalance that ended without moving the replicas as it is until
+		// this annotation asks again (strimzi-kafka-operator 1.2.0, KafkaRebalanceAssemblyOperator:
+		// onNotReady, shouldRenewRebalance; onStop), and removes the annotation once it has.
+		annotations[RebalanceAnnotation] = "refresh"
+	}
 	return newObject(KafkaRebalanceGVK, p, BrokerRemovalName(p), AppKafka, ComponentKafkaRebalance,
-		map[string]string{StrimziClusterLabel: KafkaName(p)}, map[string]string{RebalanceAutoApprovalAnnotation: "true"},
-		object{"spec": spec})
+		map[string]string{StrimziClusterLabel: KafkaName(p)}, annotations, object{"spec": spec})
 }
+
+// RebalanceAnnotation is the annotation that asks Strimzi to act on a KafkaRebalance.
+const RebalanceAnnotation = "strimzi.io/rebalance"
 
 // RebalanceThrottle is the replication throttle of rebalances in bytes per second: the usable
 // link rate less the busier direction of a broker's planned traffic, but at least

@@ -22,6 +22,9 @@ type Inputs struct {
 	// broker pool is lowered: the last broker but one, whose partitions must be moved off while
 	// the cluster still has two brokers and Cruise Control (see BrokerRemoval).
 	EmptyBrokers []int32
+	// RefreshRemoval: the KafkaRebalance emptying EmptyBrokers ended without moving the replicas
+	// (NotReady, Stopped) long enough ago to ask Strimzi to try again (BrokerRemoval).
+	RefreshRemoval bool
 	// ElasticsearchPassword is the password of the job's Elasticsearch user: read from its
 	// Secret, or generated once by the controller when the Secret does not exist yet; empty
 	// (a dry run, `strata plan`): the Secret is built without one.

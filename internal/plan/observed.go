@@ -227,9 +227,9 @@ func brokerStep(pool BrokerPool, planned int32) (step int32, note string, empty 
 				// Strimzi leaves a KafkaRebalance that ended so as it is until it is asked again
 				// (strimzi-kafka-operator 1.2.0, KafkaRebalanceAssemblyOperator: onStop acts only
 				// on the strimzi.io/rebalance=refresh annotation, onNotReady on it or on Cruise
-				// Control coming up: shouldRenewRebalance).
-				note += fmt.Sprintf("; once the cause is mended, `kubectl annotate kafkarebalance %s strimzi.io/rebalance=refresh` "+
-					"has Strimzi try again", pool.Removal)
+				// Control coming up: shouldRenewRebalance); the controller asks
+				// (desired.BrokerRemoval, RefreshRemoval).
+				note += "; the operator asks Strimzi to try it again (strimzi.io/rebalance=refresh) a minute after it ended"
 			}
 			return live, note, []int32{id}
 		}

@@ -70,8 +70,8 @@ func TestComputeStepsBrokersDown(t *testing.T) {
 			pool: plan.BrokerPool{Replicas: 2, NodeIDs: []int32{3, 4}, Removal: "sensors-kafka-remove-brokers",
 				RemovalState: "NotReady: Kafka cluster is not Ready"}, want: 2,
 			note: "moves broker 4's partitions off (Strimzi refuses Cruise Control with one broker, so the pool goes to one only " +
-				"once that broker is empty); Strimzi reports it NotReady: Kafka cluster is not Ready; once the cause is mended, " +
-				"`kubectl annotate kafkarebalance sensors-kafka-remove-brokers strimzi.io/rebalance=refresh` has Strimzi try again",
+				"once that broker is empty); Strimzi reports it NotReady: Kafka cluster is not Ready; the operator asks Strimzi to " +
+				"try it again (strimzi.io/rebalance=refresh) a minute after it ended",
 			empty: []int32{4}},
 		{name: "two to one, another broker emptied",
 			pool: plan.BrokerPool{Replicas: 2, NodeIDs: []int32{3, 4}, Emptied: []int32{3}}, want: 2,
