@@ -170,7 +170,7 @@ func TestStrimziRunsTheSample(t *testing.T) {
 			t.Errorf("the broker pool is at %s (replicas/node IDs) while its broker is emptied, want 2/2", s)
 		}
 		markRebalanceReady(ctx, t, h, rb)
-		waitBrokers(ctx, t, h, solo, 1)
+		waitBrokersWhile(ctx, t, h, solo, 1, func() { keepRebalanceReady(ctx, h, rb) })
 		k := &unstructured.Unstructured{}
 		k.SetGroupVersionKind(desired.KafkaGVK)
 		if err := h.Client.Get(ctx, client.ObjectKey{Namespace: solo.Namespace, Name: desired.KafkaName(solo)}, k); err != nil {
