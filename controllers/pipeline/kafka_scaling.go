@@ -2,8 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -49,13 +47,12 @@ func (r *Reconciler) observedCluster(ctx context.Context, s *scope) plan.Observe
 		b.Safety = plan.BrokerSafety{Reason: safety.Reason, Message: safety.Message}
 	}
 	if rb := s.observed.get(desired.KafkaRebalanceGVK, p.Namespace, desired.BrokerRemovalName(p)); rb != nil {
-		if rebalanceReady(rb) {
+		if autoscale.RebalanceReady(rb) {
 			for _, id := range int64s(rb, "spec", "brokers") {
 				b.Emptied = append(b.Emptied, int32(id))
 			}
 		} else {
 			b.RemovalState = rebalanceState(rb)
-			s.refreshRemoval, s.recheck = refreshDue(rb, time.Now())
 		}
 	}
 	obs.Brokers = b
@@ -91,31 +88,34 @@ func int64s(u *unstructured.Unstructured, fields ...string) []int64 {
 	return out
 }
 
-// rebalanceReady says whether a KafkaRebalance reports Ready: its moves are done.
-func rebalanceReady(rb *unstructured.Unstructured) bool {
-	return slices.Contains(autoscale.RebalanceStates(rb), "Ready")
-}
-
 // removalRetry is how long a remove-brokers KafkaRebalance that Strimzi ended without moving
 // the replicas (NotReady: say the Kafka was not Ready when it was made; Stopped) is left before
 // Strimzi is asked to try it again. An estimate; not overridable.
 const removalRetry = time.Minute
 
+// removalRefresh says whether Strimzi is to be asked to try the pipeline's remove-brokers
+// KafkaRebalance again (desired.Inputs.RefreshRemoval: refreshDue), and else how long until it
+// is (0: never), for the reconcile's requeue: no event comes when the minute is up.
+func removalRefresh(obs observed, p *v1alpha1.AnalyticsPipeline, now time.Time) (bool, time.Duration) {
+	rb := obs.get(desired.KafkaRebalanceGVK, p.Namespace, desired.BrokerRemovalName(p))
+	if rb == nil {
+		return false, 0
+	}
+	return refreshDue(rb, now)
+}
+
 // refreshDue says whether the KafkaRebalance rb ended without moving the replicas at least
 // removalRetry before now, so that Strimzi is to be asked again; else, when it ended so, how
-// long until it is (for the reconcile's requeue).
+// long until it is. An end at no time Strimzi wrote is taken as long ago.
 func refreshDue(rb *unstructured.Unstructured, now time.Time) (bool, time.Duration) {
-	conds, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["status"] != "True" || (m["type"] != "NotReady" && m["type"] != "Stopped") {
+	for _, c := range autoscale.RebalanceConditions(rb) {
+		if !c.Ended() {
 			continue
 		}
-		at, err := time.Parse(time.RFC3339, fmt.Sprint(m["lastTransitionTime"]))
-		if err != nil || now.Sub(at) >= removalRetry {
+		if c.Since.IsZero() || now.Sub(c.Since) >= removalRetry {
 			return true, 0
 		}
-		return false, removalRetry - now.Sub(at)
+		return false, removalRetry - now.Sub(c.Since)
 	}
 	return false, 0
 }
@@ -124,19 +124,14 @@ func refreshDue(rb *unstructured.Unstructured, now time.Time) (bool, time.Durati
 // its state and, for one that ended without moving the replicas (NotReady, Stopped), why;
 // "" before Strimzi reports anything.
 func rebalanceState(rb *unstructured.Unstructured) string {
-	conds, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		t, _ := m["type"].(string)
-		if t == "" || m["status"] != "True" {
-			continue
-		}
-		if msg, _ := m["message"].(string); msg != "" && (t == "NotReady" || t == "Stopped") {
-			return t + ": " + msg
-		}
-		return t
+	conds := autoscale.RebalanceConditions(rb)
+	if len(conds) == 0 {
+		return ""
 	}
-	return ""
+	if c := conds[0]; c.Ended() && c.Message != "" {
+		return c.Type + ": " + c.Message
+	}
+	return conds[0].Type
 }
 
 // announceQuorum records a Warning event the first time a quorum note appears in PlanValid

@@ -46,10 +46,9 @@ type scope struct {
 	emptyBrokers []int32
 	desired      []*unstructured.Unstructured
 	failures     []*childError // children the API server refused to apply or delete
-	// recheck: a child waits for its operator's first status; look again then (0: no need).
+	// recheck: a child waits for its operator's first status, or a remove-brokers rebalance
+	// to be asked again (removalRefresh); look again then (0: no need).
 	recheck time.Duration
-	// refreshRemoval: ask Strimzi to try the remove-brokers KafkaRebalance again (refreshDue).
-	refreshRemoval bool
 	// retained: what the claims of a retained Kafka cluster of the pipeline's name record
 	// (retained_claims.go); nil until read, at most once a reconcile.
 	retained *retainedCluster

@@ -152,9 +152,13 @@ func (r *Reconciler) buildDesired(_ context.Context, s *scope) error {
 	for _, gvk := range s.served {
 		served[gvk.String()] = true
 	}
+	// A remove-brokers rebalance Strimzi ended without moving the replicas is asked again a
+	// minute later; the reconcile looks again then.
+	refresh, after := removalRefresh(s.observed, s.pipeline, time.Now())
+	s.recheck = sooner(s.recheck, after)
 	// The tiers the plan was computed on: pods on a local tier get node affinity to its nodes.
 	in := desired.Inputs{Pipeline: s.pipeline, Plan: s.plan, IngestImage: r.IngestImage, ElasticsearchPassword: s.esPassword,
-		EmptyBrokers: s.emptyBrokers, RefreshRemoval: s.refreshRemoval, Tiers: namedTiers(s)}
+		EmptyBrokers: s.emptyBrokers, RefreshRemoval: refresh, Tiers: namedTiers(s)}
 	for _, obj := range desired.All(in) {
 		if served[obj.GroupVersionKind().String()] {
 			s.desired = append(s.desired, obj)

@@ -36,3 +36,24 @@ func TestRefreshDue(t *testing.T) {
 		}
 	}
 }
+
+// PlanValid names the removal's state, and for one Strimzi ended, why.
+func TestRebalanceState(t *testing.T) {
+	rb := func(state, msg string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{
+			map[string]any{"type": state, "status": "True", "message": msg}}}}}
+	}
+	for _, c := range []struct {
+		rb   *unstructured.Unstructured
+		want string
+	}{
+		{rb("NotReady", "Kafka cluster is not Ready"), "NotReady: Kafka cluster is not Ready"},
+		{rb("Stopped", ""), "Stopped"},
+		{rb("Rebalancing", "moving"), "Rebalancing"},
+		{&unstructured.Unstructured{Object: map[string]any{}}, ""},
+	} {
+		if got := rebalanceState(c.rb); got != c.want {
+			t.Errorf("rebalanceState = %q, want %q", got, c.want)
+		}
+	}
+}

@@ -36,13 +36,6 @@ type BrokerSafety struct {
 	Rebalances bool
 }
 
-// Rebalance states of a KafkaRebalance (its condition types) during which one is under way.
-var rebalanceRunning = map[string]bool{"New": true, "PendingProposal": true, "ProposalReady": true, "Rebalancing": true}
-
-// rebalanceStuck are states that end a rebalance without moving the replicas: Strimzi retries a
-// remove-brokers auto-rebalance on its next reconciliation, so the scale-down is still pending.
-var rebalanceStuck = map[string]bool{"NotReady": true, "Stopped": true}
-
 // StrimziSafety reads what Strimzi reports on the Kafka cluster, the broker pool and the
 // cluster's KafkaRebalances (templates are skipped). Objects not there yet hold nothing back:
 // a cluster Strimzi has not reconciled has no data to lose.
@@ -120,12 +113,12 @@ func strimziSafety(kafka *unstructured.Unstructured, auto autoRebalance, brokerP
 		if rb.GetAnnotations()["strimzi.io/rebalance-template"] == "true" {
 			continue
 		}
-		for _, t := range RebalanceStates(rb) {
+		for _, c := range RebalanceConditions(rb) {
 			switch {
-			case rebalanceRunning[t]:
-				running = append(running, rb.GetName()+" "+t)
-			case rebalanceStuck[t]:
-				stuck = append(stuck, rb.GetName()+" "+t)
+			case rebalanceRunning[c.Type]:
+				running = append(running, rb.GetName()+" "+c.Type)
+			case c.Ended():
+				stuck = append(stuck, rb.GetName()+" "+c.Type)
 			}
 		}
 	}
@@ -139,21 +132,6 @@ func strimziSafety(kafka *unstructured.Unstructured, auto autoRebalance, brokerP
 			": its partition moves have not completed"}
 	}
 	return BrokerSafety{}
-}
-
-// RebalanceStates are the types of a KafkaRebalance's conditions whose status is True: Strimzi
-// writes its state (New, PendingProposal, ProposalReady, Rebalancing, Ready, NotReady, Stopped,
-// ...) as the one True condition (KafkaRebalanceAssemblyOperator, through StatusUtils).
-func RebalanceStates(rb *unstructured.Unstructured) []string {
-	var out []string
-	conds, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if t, _ := m["type"].(string); t != "" && m["status"] == "True" {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // SafetyUnknown is the safety when what Strimzi reports cannot be read: no broker leaves on a

@@ -252,38 +252,32 @@ func emptyingRebalance(ctx context.Context, t *testing.T, h *Cluster, p *v1alpha
 // a Ready written once: on a loaded machine that came before the operator read the Ready, and
 // the pool stayed at two (a test that raced the upstream controller, not the operator).
 func keepRebalanceReady(ctx context.Context, h *Cluster, rb *unstructured.Unstructured) {
-	cur := &unstructured.Unstructured{}
-	cur.SetGroupVersionKind(rb.GroupVersionKind())
-	if err := h.Client.Get(ctx, client.ObjectKeyFromObject(rb), cur); err != nil {
-		return // gone: the operator no longer wants it
-	}
-	for _, s := range autoscale.RebalanceStates(cur) {
-		if s == "Ready" {
-			return
-		}
-	}
-	cur.Object["status"] = map[string]any{
-		"observedGeneration": cur.GetGeneration(),
-		"conditions": []any{map[string]any{"type": "Ready", "status": "True",
-			"lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z")}},
-	}
-	_ = h.Client.Status().Update(ctx, cur) // a conflict is tried again at the next look
+	_ = setRebalanceReady(ctx, h, rb, true) // gone, or a conflict: tried again at the next look
 }
 
 // markRebalanceReady is Cruise Control's part: the moves are done.
 func markRebalanceReady(ctx context.Context, t *testing.T, h *Cluster, rb *unstructured.Unstructured) {
 	t.Helper()
 	testutil.Eventually(t, upstreamWait, "the KafkaRebalance marked Ready", func() error {
-		cur := &unstructured.Unstructured{}
-		cur.SetGroupVersionKind(rb.GroupVersionKind())
-		if err := h.Client.Get(ctx, client.ObjectKeyFromObject(rb), cur); err != nil {
-			return err
-		}
-		cur.Object["status"] = map[string]any{
-			"observedGeneration": cur.GetGeneration(),
-			"conditions": []any{map[string]any{"type": "Ready", "status": "True",
-				"lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z")}},
-		}
-		return h.Client.Status().Update(ctx, cur)
+		return setRebalanceReady(ctx, h, rb, false)
 	})
+}
+
+// setRebalanceReady writes Ready as rb's only condition, as Strimzi does when the moves are
+// done; unless it says Ready already and onlyIfNot is set.
+func setRebalanceReady(ctx context.Context, h *Cluster, rb *unstructured.Unstructured, onlyIfNot bool) error {
+	cur := &unstructured.Unstructured{}
+	cur.SetGroupVersionKind(rb.GroupVersionKind())
+	if err := h.Client.Get(ctx, client.ObjectKeyFromObject(rb), cur); err != nil {
+		return err
+	}
+	if onlyIfNot && autoscale.RebalanceReady(cur) {
+		return nil
+	}
+	cur.Object["status"] = map[string]any{
+		"observedGeneration": cur.GetGeneration(),
+		"conditions": []any{map[string]any{"type": "Ready", "status": "True",
+			"lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z")}},
+	}
+	return h.Client.Status().Update(ctx, cur)
 }
