@@ -10,8 +10,11 @@
 //   - signal.go: the signals Recommend reads, and the reading intervals of a spec;
 //   - source.go: MetricsSource, the interface a reader of signals implements, and the
 //     Observations one reading returns;
-//   - recommend.go, demand.go, executors.go, window.go, memory.go and safety.go: Recommend, a
-//     pure function of the current state, the observations, the policy and the time.
+//   - recommend.go, demand.go, rise.go, stages.go, executors.go, window.go, memory.go and
+//     safety.go: Recommend, a pure function of the current state, the observations, the policy
+//     and the time;
+//   - rebalance.go: what Strimzi reports of a KafkaRebalance, read once for the broker gate
+//     and for the pipeline controller's removal of the last broker but one.
 //
 // Recommend works like Kubernetes' HPA, per resource: every reading turns the signals into a
 // recommended count; a scale-up needs the recommendation to hold over a short window (so one
