@@ -264,6 +264,20 @@ type AutoscalingWindow struct {
 	// within spec.autoscaling.scaleDownDelayAfterScaleUpSeconds of it.
 	// +optional
 	LastScaleUp *metav1.Time `json:"lastScaleUp,omitempty"`
+	// lastScaleDown is when the autoscaler last scaled the resource down: a scale-up less than
+	// 30 minutes after it reverses it.
+	// +optional
+	LastScaleDown *metav1.Time `json:"lastScaleDown,omitempty"`
+	// scaleDownHoldSeconds, when longer than spec.autoscaling.scaleDownStabilizationSeconds, is
+	// how long a lower recommendation must hold before the resource scales down: learned from
+	// a reversal, it is the load's cycle the autoscaler followed (from the scale-up before the
+	// reversed scale-down to the scale-up that reversed it) plus 30 minutes, so that a load
+	// that falls and rises again as it did keeps its capacity. The scale-down it allows clears
+	// it (docs/autoscaling.md).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	ScaleDownHoldSeconds int32 `json:"scaleDownHoldSeconds,omitempty"`
 	// samples are the recommendations from the oldest still needed to the latest; each holds
 	// from its time until the next one's.
 	// +optional

@@ -293,6 +293,10 @@ func (in *AutoscalingWindow) DeepCopyInto(out *AutoscalingWindow) {
 		in, out := &in.LastScaleUp, &out.LastScaleUp
 		*out = (*in).DeepCopy()
 	}
+	if in.LastScaleDown != nil {
+		in, out := &in.LastScaleDown, &out.LastScaleDown
+		*out = (*in).DeepCopy()
+	}
 	if in.Samples != nil {
 		in, out := &in.Samples, &out.Samples
 		*out = make([]AutoscalingSample, len(*in))

@@ -217,7 +217,7 @@ func (r *recommender) unread(resource string, b Bounds, signals []Signal) {
 // step records a reading in the resource's window and decides: up, when the whole scale-up
 // window asked for more (or the latest reading, for a saturated intake: reading.atOnce), to what the latest reading needs; or down, no sooner than the
 // scale-down delay after the last scale-up, to the largest count the whole stabilisation window
-// asked for (with the hysteresis margin); within the bounds, outside the cool-down. mayLeave,
+// (or the hold a reversal taught the resource: reversal.go) asked for (with the hysteresis margin); within the bounds, outside the cool-down. mayLeave,
 // when given, can hold a scale-down back. It returns the resource's new target and whether it
 // changed.
 func (r *recommender) step(resource string, rd reading, current, target int32, b Bounds,
@@ -226,7 +226,7 @@ func (r *recommender) step(resource string, rd reading, current, target int32, b
 	b.Floor = max(b.Floor, 1)
 	b.Max = max(b.Max, b.Floor)
 	clamp := func(n int32) int32 { return min(max(n, 1), b.Max) }
-	keep := max(r.pol.Stabilization, r.upSpan()) + r.pol.Interval
+	keep := max(r.stabilization(w), r.upSpan()) + r.pol.Interval
 	observe(w, clamp(rd.up), clamp(max(rd.down, rd.up)), r.now, 2*r.pol.Interval+r.pol.Interval/2, keep)
 	if target == 0 {
 		target = current
@@ -254,6 +254,7 @@ func (r *recommender) step(resource string, rd reading, current, target int32, b
 		to := clamp(rd.up)
 		if to > current {
 			r.change(resource, v1alpha1.ActionScaleUp, current, to, rd.upReason, rd.what)
+			learnFromReversal(w, r.now)
 			w.LastChange = &metav1.Time{Time: r.now.Truncate(time.Second)}
 			w.LastScaleUp = w.LastChange
 			return to, true
@@ -262,7 +263,7 @@ func (r *recommender) step(resource string, rd reading, current, target int32, b
 	if w.LastScaleUp != nil && r.now.Sub(w.LastScaleUp.Time) < r.pol.ScaleDownDelay {
 		return target, false
 	}
-	if down, full := maxDown(w, r.now, r.pol.Stabilization); full && max(down, b.Floor) < current {
+	if down, full := maxDown(w, r.now, r.stabilization(w)); full && max(down, b.Floor) < current {
 		to := max(down, b.Floor)
 		if mayLeave != nil {
 			if reason, msg := mayLeave(current, to); reason != "" {
@@ -276,6 +277,8 @@ func (r *recommender) step(resource string, rd reading, current, target int32, b
 		}
 		r.change(resource, v1alpha1.ActionScaleDown, current, to, rd.downReason, rd.what)
 		w.LastChange = &metav1.Time{Time: r.now.Truncate(time.Second)}
+		// The load stayed low past any hold: its rhythm changed (reversal.go).
+		w.LastScaleDown, w.ScaleDownHoldSeconds = w.LastChange, 0
 		return to, true
 	}
 	return target, false

@@ -285,10 +285,10 @@ func (s *sim) decide(now float64, c capacity) error {
 }
 
 // ReversalWindow is how soon after an action the opposite one counts as a reversal: half an
-// hour, whatever the pipeline's stabilisation window. Counted only inside that window, a
-// scale-down 9 minutes after a scale-up passed as no reversal under a 5-minute window, while
-// the load it answered had only paused (issue 28).
-const ReversalWindow = 30 * time.Minute
+// hour, whatever the pipeline's stabilisation window (the autoscaler's own, which learns from
+// reversals). Counted only inside that window, a scale-down 9 minutes after a scale-up passed
+// as no reversal under a 5-minute window, while the load it answered had only paused (issue 28).
+const ReversalWindow = autoscale.ReversalWindow
 
 // count tallies a scale action and whether it reverses the resource's previous one, less than
 // ReversalWindow before.

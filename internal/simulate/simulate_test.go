@@ -256,3 +256,28 @@ func TestStepGivesNothingBack(t *testing.T) {
 		}
 	}
 }
+
+// TestPeriodicLoadKeepsItsCapacity: a load that falls and rises again in a rhythm is followed
+// down and back up once, and the reversal teaches each resource to hold its count through such
+// a cycle (autoscale's reversal.go). Before, under the default 5-minute window, the 20-20
+// rhythm reversed every resource every cycle (5 reversals each in four hours), and a 30-minute
+// window only moved the rhythm that does so (45-15: 5 each in six hours).
+func TestPeriodicLoadKeepsItsCapacity(t *testing.T) {
+	for _, sc := range ownScenarios() {
+		if sc.kind != kindPeriodic {
+			continue
+		}
+		p, tiers := samplePipeline(t)
+		sc.pipeline(p)
+		res, err := Run(p, tiers, sc.trace, DefaultDelays())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, r := range map[string]ResourceResult{v1alpha1.ResourceBrokers: res.Resources.Brokers,
+			v1alpha1.ResourceExecutors: res.Resources.Executors, v1alpha1.ResourceElasticsearchDataNodes: res.Resources.DataNodes} {
+			if r.Reversals != 1 || r.ScaleActions != 3 {
+				t.Errorf("%s: %s made %d actions with %d reversals, want 3 (up, down, up) with 1", sc.name, name, r.ScaleActions, r.Reversals)
+			}
+		}
+	}
+}

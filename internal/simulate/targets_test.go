@@ -22,6 +22,9 @@ const (
 	kindDiurnal
 	kindSpike
 	kindFlat
+	// kindPeriodic: a load that falls and rises again in a rhythm; its target is no reversal
+	// (every kind's), which a first cycle cannot meet (autoscale's reversal.go learns from it).
+	kindPeriodic
 )
 
 // scenario is a trace, the pipeline it runs through and its kind.
@@ -79,6 +82,12 @@ func ownScenarios() []scenario {
 		{name: "own/step-x2-offset", kind: kindStep, stepAt: 2715,
 			trace:    Trace{Points: []Point{{0, 7500, 0}, {2715, 15000, 0}, {7200, 15000, 0}}},
 			pipeline: declare(7500, v1alpha1.Range{Min: 2, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
+		// Added for the hold a reversal teaches (autoscale's reversal.go): loads that fall and
+		// rise again in a rhythm, one with its low phase shorter than half an hour, one longer.
+		{name: "own/periodic-20-20", kind: kindPeriodic, trace: periodic(6000, 12000, 1200, 1200, 4*3600),
+			pipeline: declare(6000, v1alpha1.Range{Min: 2, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
+		{name: "own/periodic-45-15", kind: kindPeriodic, trace: periodic(6000, 12000, 2700, 900, 6*3600),
+			pipeline: declare(6000, v1alpha1.Range{Min: 2, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
 		{name: "own/noisy-flat-15", kind: kindFlat, trace: noisy(8000, 0.15, 4*3600, 3),
 			pipeline: declare(8000, v1alpha1.Range{Min: 2, Max: 9}, v1alpha1.Range{Min: 2, Max: 12}, v1alpha1.Range{Min: 2, Max: 8})},
 	}
@@ -116,6 +125,18 @@ func plateauDay() Trace {
 		v := level(float64(s)/3600) * (0.97 + 0.06*rng.Float64())
 		t.Points = append(t.Points, Point{Seconds: float64(s), MessagesPerSecond: math.Round(v)})
 	}
+	return t
+}
+
+// periodic is low records/s for lowFor seconds, then high for highFor, again and again, low
+// first, for seconds in all.
+func periodic(low, high float64, lowFor, highFor, seconds int) Trace {
+	var t Trace
+	for s := 0; s < seconds; s += lowFor + highFor {
+		t.Points = append(t.Points, Point{Seconds: float64(s), MessagesPerSecond: low},
+			Point{Seconds: float64(s + lowFor), MessagesPerSecond: high})
+	}
+	t.Points = append(t.Points, Point{Seconds: float64(seconds), MessagesPerSecond: low})
 	return t
 }
 

@@ -1,0 +1,49 @@
+package autoscale
+
+import (
+	"time"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+)
+
+// Reversals, and what the autoscaler learns from one. A resource that scales down and is asked
+// back soon after paid twice for nothing: brokers leave and join again with their data moved
+// both ways by Cruise Control, the Spark job is resubmitted twice, data nodes drain and start.
+// A fixed stabilisation window cannot prevent it for every load: a load that falls for a while
+// longer than the window, and rises again, is followed down and back up whatever the window is
+// (a load 20 minutes at 6,000 and 20 at 12,000 records/s reversed every cycle under the
+// default 5 minutes; 45 minutes low and 15 high reversed every cycle under 30). So the window
+// of a resource whose scale-down was reversed grows to the cycle the load just went through,
+// plus the reversal window: the next scale-down needs the load to stay low longer than a whole
+// such cycle, and a load that keeps its rhythm keeps its capacity. This is route flap damping
+// (RFC 2439) in the small: the penalty is earned by a flap and paid by holding still; a load
+// that stays low past the hold has changed its rhythm, scales down, and the hold is cleared.
+
+// ReversalWindow is how soon after an action the opposite one counts as a reversal: half an
+// hour, whatever the pipeline's stabilisation window. `strata simulate` counts reversals by it.
+const ReversalWindow = 30 * time.Minute
+
+// maxHold bounds a learned hold, as the spec bounds scaleDownStabilizationSeconds.
+const maxHold = 24 * time.Hour
+
+// learnFromReversal is called as the resource scales up at now: when that reverses a scale-down
+// less than ReversalWindow before, the resource's scale-downs are held for the cycle the load
+// went through (from the scale-up before that scale-down, or that scale-down when there was
+// none) plus ReversalWindow.
+func learnFromReversal(w *v1alpha1.AutoscalingWindow, now time.Time) {
+	if w.LastScaleDown == nil || now.Sub(w.LastScaleDown.Time) >= ReversalWindow {
+		return
+	}
+	start := w.LastScaleDown.Time
+	if w.LastScaleUp != nil && w.LastScaleUp.Time.Before(start) {
+		start = w.LastScaleUp.Time
+	}
+	hold := min(now.Sub(start)+ReversalWindow, maxHold)
+	w.ScaleDownHoldSeconds = int32(hold / time.Second)
+}
+
+// stabilization is the span a scale-down of the resource needs the lower recommendation over:
+// the spec's window, or the hold a reversal taught it when longer.
+func (r *recommender) stabilization(w *v1alpha1.AutoscalingWindow) time.Duration {
+	return max(r.pol.Stabilization, time.Duration(w.ScaleDownHoldSeconds)*time.Second)
+}
