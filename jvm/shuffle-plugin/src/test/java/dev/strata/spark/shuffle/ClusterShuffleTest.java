@@ -21,10 +21,7 @@ import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerStageCompleted;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.SparkSession;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The plugin on a cluster of executors: Spark's {@code local-cluster} master runs a standalone
@@ -38,28 +35,9 @@ import org.junit.jupiter.api.io.TempDir;
  * by running the map stage again: the test asserts the results, that no fetch failed and that
  * every stage ran once, and where the blocks were read from.
  */
-class ClusterShuffleTest {
+class ClusterShuffleTest extends SparkDirs {
 
   static final long RECORDS = 200_000;
-
-  @TempDir Path base;
-  Path local;
-  Path data1;
-  Path data2;
-  SparkSession spark;
-
-  @BeforeEach
-  void dirs() throws IOException {
-    local = Files.createDirectories(base.resolve("local"));
-    data1 = Files.createDirectories(base.resolve("data1"));
-    data2 = Files.createDirectories(base.resolve("data2"));
-  }
-
-  @AfterEach
-  void stop() {
-    Jobs.stop(spark);
-    spark = null;
-  }
 
   private SparkSession start(boolean hostLocal) {
     spark = SparkSession.builder()

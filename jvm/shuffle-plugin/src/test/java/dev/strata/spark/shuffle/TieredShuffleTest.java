@@ -31,10 +31,7 @@ import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import scala.Option;
 
@@ -43,7 +40,7 @@ import scala.Option;
  * dirs: where every kind of file appears while the jobs run, that results are right, that
  * unregistering a shuffle deletes its files, and that without the plugin Spark is stock Spark.
  */
-class TieredShuffleTest {
+class TieredShuffleTest extends SparkDirs {
 
   /** Spark's memory for the tests: 16 MiB, of which a task gets at most about 5 MiB. */
   static final long SMALL_MEMORY = 16L << 20;
@@ -59,25 +56,6 @@ class TieredShuffleTest {
   static final Map<String, String> SPILLING = Jobs.conf(
       "spark.shuffle.sort.bypassMergeThreshold", "1",
       "spark.shuffle.spill.initialMemoryThreshold", Long.toString(1L << 20));
-
-  @TempDir Path base;
-  Path local;
-  Path data1;
-  Path data2;
-  SparkSession spark;
-
-  @BeforeEach
-  void dirs() throws IOException {
-    local = Files.createDirectories(base.resolve("local"));
-    data1 = Files.createDirectories(base.resolve("data1"));
-    data2 = Files.createDirectories(base.resolve("data2"));
-  }
-
-  @AfterEach
-  void stop() {
-    Jobs.stop(spark);
-    spark = null;
-  }
 
   private FileWatcher watch() {
     return new FileWatcher(Map.of("local", local, "data1", data1, "data2", data2));
