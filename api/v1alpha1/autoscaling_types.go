@@ -40,6 +40,17 @@ type AutoscalingSpec struct {
 	// +kubebuilder:default=300
 	// +optional
 	ScaleDownStabilizationSeconds int32 `json:"scaleDownStabilizationSeconds,omitempty"`
+	// brokerScaleDownStabilizationSeconds is how long a lower broker recommendation must hold
+	// before a broker leaves, when longer than scaleDownStabilizationSeconds: a broker that
+	// starts to leave cannot be asked back, since Strimzi carries the remove-brokers rebalance
+	// to its end whatever the pool asks for meanwhile, and a broker kept after all stays
+	// without its partitions (docs/autoscaling.md). The default is the half hour a change
+	// counts as reversed in.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	// +kubebuilder:default=1800
+	// +optional
+	BrokerScaleDownStabilizationSeconds *int32 `json:"brokerScaleDownStabilizationSeconds,omitempty"`
 	// cooldownSeconds is how long the autoscaler leaves a resource alone after changing it, so
 	// that the change shows in the metrics (partitions moved, executors started) before the
 	// next decision. A change of executors or of the memory split resubmits the Spark job.

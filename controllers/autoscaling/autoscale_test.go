@@ -61,7 +61,8 @@ func enableAutoscaling(t *testing.T, c client.Client, p *v1alpha1.AnalyticsPipel
 	t.Helper()
 	envtestutil.UpdateSpec(t, c, p, func() {
 		p.Spec.Autoscaling = &v1alpha1.AutoscalingSpec{Enabled: true, PrometheusURL: url, IntervalSeconds: 5, ScrapeIntervalSeconds: 1,
-			ScaleDownStabilizationSeconds: 20, CooldownSeconds: ptr.To[int32](5), ScaleDownDelayAfterScaleUpSeconds: ptr.To[int32](0)}
+			ScaleDownStabilizationSeconds: 20, BrokerScaleDownStabilizationSeconds: ptr.To[int32](20),
+			CooldownSeconds: ptr.To[int32](5), ScaleDownDelayAfterScaleUpSeconds: ptr.To[int32](0)}
 	})
 }
 

@@ -14,6 +14,9 @@ const (
 	DefaultCooldown = 120 * time.Second
 	// DefaultScaleDownDelay is spec.autoscaling.scaleDownDelayAfterScaleUpSeconds when unset.
 	DefaultScaleDownDelay = 30 * time.Minute
+	// DefaultBrokerStabilization is spec.autoscaling.brokerScaleDownStabilizationSeconds when
+	// unset: the reversal window (reversal.go).
+	DefaultBrokerStabilization = ReversalWindow
 	// DefaultCatchUp is spec.autoscaling.catchUpSeconds when unset.
 	DefaultCatchUp = 600 * time.Second
 	// DefaultSaturatedScaleUpPercent is spec.autoscaling.saturatedScaleUpPercent when unset.
@@ -31,7 +34,11 @@ func NewPolicy(p *v1alpha1.AnalyticsPipeline, base v1alpha1.Plan, safety BrokerS
 	cooldown := DefaultCooldown
 	var stabilization time.Duration
 	catchUp, saturated, delay := DefaultCatchUp, int32(DefaultSaturatedScaleUpPercent), DefaultScaleDownDelay
+	brokerStabilization := DefaultBrokerStabilization
 	if spec != nil {
+		if spec.BrokerScaleDownStabilizationSeconds != nil {
+			brokerStabilization = time.Duration(*spec.BrokerScaleDownStabilizationSeconds) * time.Second
+		}
 		if spec.ScaleDownDelayAfterScaleUpSeconds != nil {
 			delay = time.Duration(*spec.ScaleDownDelayAfterScaleUpSeconds) * time.Second
 		}
@@ -50,6 +57,7 @@ func NewPolicy(p *v1alpha1.AnalyticsPipeline, base v1alpha1.Plan, safety BrokerS
 		Interval:                 Interval(spec),
 		Range:                    intakeRange(spec),
 		Stabilization:            stabilization,
+		BrokerStabilization:      brokerStabilization,
 		Cooldown:                 cooldown,
 		ScaleDownDelay:           delay,
 		CatchUp:                  catchUp,

@@ -29,6 +29,10 @@ type Policy struct {
 	Range time.Duration
 	// Stabilization is how long a lower recommendation must hold before a scale-down.
 	Stabilization time.Duration
+	// BrokerStabilization is the least a broker scale-down waits for, whatever Stabilization
+	// (spec.autoscaling.brokerScaleDownStabilizationSeconds; reversal.go: a broker that starts
+	// to leave cannot be asked back).
+	BrokerStabilization time.Duration
 	// ScaleDownDelay is how long after a scale-up the resource is not scaled down
 	// (spec.autoscaling.scaleDownDelayAfterScaleUpSeconds).
 	ScaleDownDelay time.Duration

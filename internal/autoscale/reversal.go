@@ -43,7 +43,22 @@ func learnFromReversal(w *v1alpha1.AutoscalingWindow, now time.Time) {
 }
 
 // stabilization is the span a scale-down of the resource needs the lower recommendation over:
-// the spec's window, or the hold a reversal taught it when longer.
+// the spec's window, or the hold a reversal taught it when longer; for brokers, at least the
+// policy's BrokerStabilization.
+//
+// A broker that starts to leave cannot be asked back. Strimzi carries a remove-brokers
+// auto-rebalance it started to its end whatever the pool asks for meanwhile
+// (KafkaAutoRebalancingReconciler.onRebalanceOnScaleDown at 1.2.0: with no node blocked from
+// scaling down any more, a rebalance New, PendingProposal, ProposalReady or Rebalancing goes
+// on, and once Ready it is deleted and the auto-rebalance goes Idle), so a pool raised again
+// keeps the broker with its replicas moved off it, and no add-brokers rebalance fills it (only
+// nodes added are). So brokers leave only once the load has stayed low for
+// spec.autoscaling.brokerScaleDownStabilizationSeconds, by default the reversal window;
+// executors and data nodes, whose changes can be taken back, follow the spec's window.
 func (r *recommender) stabilization(w *v1alpha1.AutoscalingWindow) time.Duration {
-	return max(r.pol.Stabilization, time.Duration(w.ScaleDownHoldSeconds)*time.Second)
+	s := max(r.pol.Stabilization, time.Duration(w.ScaleDownHoldSeconds)*time.Second)
+	if w.Resource == v1alpha1.ResourceBrokers {
+		s = max(s, r.pol.BrokerStabilization)
+	}
+	return s
 }

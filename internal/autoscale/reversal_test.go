@@ -5,6 +5,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 )
@@ -39,15 +40,32 @@ func TestLearnFromReversal(t *testing.T) {
 	}
 }
 
-// The hold lengthens the span a scale-down needs, never shortens the spec's.
+// The hold lengthens the span a scale-down needs, never shortens the spec's; brokers wait at
+// least the policy's broker window, the other resources do not.
 func TestStabilizationWithHold(t *testing.T) {
-	r := &recommender{pol: Policy{Stabilization: 5 * time.Minute}}
+	r := &recommender{pol: Policy{Stabilization: 5 * time.Minute, BrokerStabilization: 30 * time.Minute}}
 	for _, c := range []struct {
-		hold int32
-		want time.Duration
-	}{{0, 5 * time.Minute}, {60, 5 * time.Minute}, {4200, 70 * time.Minute}} {
-		if got := r.stabilization(&v1alpha1.AutoscalingWindow{ScaleDownHoldSeconds: c.hold}); got != c.want {
-			t.Errorf("hold %d s: %s, want %s", c.hold, got, c.want)
+		resource string
+		hold     int32
+		want     time.Duration
+	}{
+		{v1alpha1.ResourceExecutors, 0, 5 * time.Minute},
+		{v1alpha1.ResourceExecutors, 60, 5 * time.Minute},
+		{v1alpha1.ResourceElasticsearchDataNodes, 4200, 70 * time.Minute},
+		{v1alpha1.ResourceBrokers, 0, 30 * time.Minute},
+		{v1alpha1.ResourceBrokers, 4200, 70 * time.Minute},
+	} {
+		w := &v1alpha1.AutoscalingWindow{Resource: c.resource, ScaleDownHoldSeconds: c.hold}
+		if got := r.stabilization(w); got != c.want {
+			t.Errorf("%s, hold %d s: %s, want %s", c.resource, c.hold, got, c.want)
 		}
+	}
+	p := pipeline()
+	if got := NewPolicy(p, v1alpha1.Plan{}, BrokerSafety{}, true).BrokerStabilization; got != ReversalWindow {
+		t.Errorf("NewPolicy's broker window, unset: %s, want %s", got, ReversalWindow)
+	}
+	p.Spec.Autoscaling.BrokerScaleDownStabilizationSeconds = ptr.To[int32](20)
+	if got := NewPolicy(p, v1alpha1.Plan{}, BrokerSafety{}, true).BrokerStabilization; got != 20*time.Second {
+		t.Errorf("NewPolicy's broker window, 20: %s, want 20s", got)
 	}
 }
