@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -63,9 +64,39 @@ func (r *Reconciler) brokerSafety(ctx context.Context, p *v1alpha1.AnalyticsPipe
 	// such rebalance stopped before it moved a replica. Its own state is read apart
 	// (observedCluster: Emptied, RemovalState).
 	removal := desired.BrokerRemovalName(p)
-	rebalances = slices.DeleteFunc(rebalances, func(rb *unstructured.Unstructured) bool { return rb.GetName() == removal })
-	return autoscale.StrimziSafety(obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
+	var own *unstructured.Unstructured
+	rebalances = slices.DeleteFunc(rebalances, func(rb *unstructured.Unstructured) bool {
+		if rb.GetName() == removal {
+			own = rb
+			return true
+		}
+		return false
+	})
+	s := autoscale.StrimziSafety(obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
 		obs.get(desired.KafkaNodePoolGVK, p.Namespace, desired.BrokerPoolName(p)), rebalances)
+	if why := removalUnderWay(own); why != "" {
+		s.Leaving, s.LeavingWhy = max(s.Leaving, 1), why
+	}
+	return s
+}
+
+// removalUnderWay says what the pipeline's own remove-brokers KafkaRebalance is doing while
+// Cruise Control empties the last broker but one with it ("" when it is not under way). The
+// autoscaler asks for no broker back until it ends (autoscale.BrokerSafety.Leaving): the plan
+// would stop asking for it and the prune delete it, but Strimzi does not stop a KafkaRebalance
+// that is deleted (KafkaRebalanceAssemblyOperator.reconcileKafkaRebalance at 1.2.0 only logs
+// the deletion; stopExecution is called for the strimzi.io/rebalance stop and refresh
+// annotations alone), so Cruise Control would empty the broker the pool then keeps.
+func removalUnderWay(rb *unstructured.Unstructured) string {
+	if rb == nil {
+		return ""
+	}
+	for _, c := range autoscale.RebalanceConditions(rb) {
+		if c.Running() {
+			return fmt.Sprintf("KafkaRebalance %s is %s", rb.GetName(), c.Type)
+		}
+	}
+	return ""
 }
 
 // rebalances lists the KafkaRebalances of the pipeline's Kafka cluster, the ones Strimzi's

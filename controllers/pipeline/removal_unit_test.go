@@ -57,3 +57,29 @@ func TestRebalanceState(t *testing.T) {
 		}
 	}
 }
+
+// The pipeline's own removal holds brokers back while Cruise Control runs it, not before
+// Strimzi reports it nor once it ended.
+func TestRemovalUnderWay(t *testing.T) {
+	rb := func(state string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{
+			map[string]any{"type": state, "status": "True"}}}}}
+		u.SetName("solo-remove-brokers")
+		return u
+	}
+	for _, c := range []struct {
+		rb   *unstructured.Unstructured
+		want string
+	}{
+		{rb("Rebalancing"), "KafkaRebalance solo-remove-brokers is Rebalancing"},
+		{rb("PendingProposal"), "KafkaRebalance solo-remove-brokers is PendingProposal"},
+		{rb("Ready"), ""},
+		{rb("NotReady"), ""},
+		{rb("Stopped"), ""},
+		{nil, ""},
+	} {
+		if got := removalUnderWay(c.rb); got != c.want {
+			t.Errorf("removalUnderWay = %q, want %q", got, c.want)
+		}
+	}
+}

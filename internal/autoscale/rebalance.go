@@ -30,6 +30,9 @@ type RebalanceCondition struct {
 // reconciliation, so a scale-down it was for is still pending.
 func (c RebalanceCondition) Ended() bool { return c.Type == "NotReady" || c.Type == "Stopped" }
 
+// Running says whether the state is one of a rebalance under way.
+func (c RebalanceCondition) Running() bool { return rebalanceRunning[c.Type] }
+
 // RebalanceConditions are rb's conditions whose status is True, in the order Strimzi lists them.
 func RebalanceConditions(rb *unstructured.Unstructured) []RebalanceCondition {
 	var out []RebalanceCondition

@@ -126,7 +126,7 @@ func Recommend(cur State, obs Observations, pol Policy, now time.Time) Decision 
 	// Brokers, from the busier direction of the brokers' links.
 	if rd, ok := r.brokerReading(cur, d); ok {
 		seen = append(seen, rd.what)
-		st.Brokers, _ = r.step(v1alpha1.ResourceBrokers, rd, cur.Brokers, st.Brokers, pol.Brokers, r.brokersMayLeave)
+		st.Brokers, _ = r.step(v1alpha1.ResourceBrokers, rd, cur.Brokers, st.Brokers, pol.Brokers, r.brokerGate)
 	} else {
 		r.unread(v1alpha1.ResourceBrokers, pol.Brokers, []Signal{BrokerTransmitBytes, BrokerReceiveBytes})
 	}
@@ -221,11 +221,11 @@ func (r *recommender) unread(resource string, b Bounds, signals []Signal) {
 // step records a reading in the resource's window and decides: up, when the whole scale-up
 // window asked for more (or the latest reading, for a saturated intake: reading.atOnce), to what the latest reading needs; or down, no sooner than the
 // scale-down delay after the last scale-up, to the largest count the whole stabilisation window
-// (or the hold a reversal taught the resource: reversal.go) asked for (with the hysteresis margin); within the bounds, outside the cool-down. mayLeave,
-// when given, can hold a scale-down back. It returns the resource's new target and whether it
+// (or the hold a reversal taught the resource: reversal.go) asked for (with the hysteresis margin); within the bounds, outside the cool-down. gate,
+// when given, can hold either back. It returns the resource's new target and whether it
 // changed.
 func (r *recommender) step(resource string, rd reading, current, target int32, b Bounds,
-	mayLeave func(from, to int32) (reason, message string)) (int32, bool) {
+	gate func(from, to int32) (reason, message string)) (int32, bool) {
 	w := window(r.st, resource)
 	b.Floor = max(b.Floor, 1)
 	b.Max = max(b.Max, b.Floor)
@@ -257,8 +257,14 @@ func (r *recommender) step(resource string, rd reading, current, target int32, b
 		// staircase of steps, each with its own cool-down and resubmission.
 		to := clamp(rd.up)
 		if to > current {
-			r.change(resource, v1alpha1.ActionScaleUp, current, to, rd.upReason, rd.what)
+			// Asked back, whether it happens now or is held back (a broker still leaving).
 			learnFromReversal(w, r.now)
+		}
+		if to > current && r.heldBack(resource, gate, current, to) {
+			return target, false
+		}
+		if to > current {
+			r.change(resource, v1alpha1.ActionScaleUp, current, to, rd.upReason, rd.what)
 			w.LastChange = &metav1.Time{Time: r.now.Truncate(time.Second)}
 			w.LastScaleUp = w.LastChange
 			return to, true
@@ -269,15 +275,8 @@ func (r *recommender) step(resource string, rd reading, current, target int32, b
 	}
 	if down, full := maxDown(w, r.now, r.stabilization(w)); full && max(down, b.Floor) < current {
 		to := max(down, b.Floor)
-		if mayLeave != nil {
-			if reason, msg := mayLeave(current, to); reason != "" {
-				// Reported once, not at every reading it stays held back.
-				if last := r.st.LastDecision; last == nil || last.Resource != resource ||
-					last.Action != v1alpha1.ActionBlocked || last.Reason != reason || last.To != to {
-					r.change(resource, v1alpha1.ActionBlocked, current, to, reason, msg)
-				}
-				return target, false
-			}
+		if r.heldBack(resource, gate, current, to) {
+			return target, false
 		}
 		r.change(resource, v1alpha1.ActionScaleDown, current, to, rd.downReason, rd.what)
 		w.LastChange = &metav1.Time{Time: r.now.Truncate(time.Second)}
@@ -286,6 +285,23 @@ func (r *recommender) step(resource string, rd reading, current, target int32, b
 		return to, true
 	}
 	return target, false
+}
+
+// heldBack says whether gate holds the change from current to `to` back, and records it as a
+// Blocked decision once, not at every reading it stays held back.
+func (r *recommender) heldBack(resource string, gate func(from, to int32) (string, string), current, to int32) bool {
+	if gate == nil {
+		return false
+	}
+	reason, msg := gate(current, to)
+	if reason == "" {
+		return false
+	}
+	if last := r.st.LastDecision; last == nil || last.Resource != resource ||
+		last.Action != v1alpha1.ActionBlocked || last.Reason != reason || last.To != to {
+		r.change(resource, v1alpha1.ActionBlocked, current, to, reason, msg)
+	}
+	return true
 }
 
 // cooldown is how long a resource is left alone after it changed. A change of the Spark job's

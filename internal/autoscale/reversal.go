@@ -26,12 +26,14 @@ const ReversalWindow = 30 * time.Minute
 // maxHold bounds a learned hold, as the spec bounds scaleDownStabilizationSeconds.
 const maxHold = 24 * time.Hour
 
-// learnFromReversal is called as the resource scales up at now: when that reverses a scale-down
+// learnFromReversal is called as a scale-up of the resource is asked for at now, whether it
+// happens or is held back (brokers still leaving: brokerGate): when that reverses a scale-down
 // less than ReversalWindow before, the resource's scale-downs are held for the cycle the load
 // went through (from the scale-up before that scale-down, or that scale-down when there was
-// none) plus ReversalWindow.
+// none) plus ReversalWindow. Learned once per reversed scale-down (which cleared the hold): a
+// scale-up held back is asked for again at every reading.
 func learnFromReversal(w *v1alpha1.AutoscalingWindow, now time.Time) {
-	if w.LastScaleDown == nil || now.Sub(w.LastScaleDown.Time) >= ReversalWindow {
+	if w.LastScaleDown == nil || now.Sub(w.LastScaleDown.Time) >= ReversalWindow || w.ScaleDownHoldSeconds > 0 {
 		return
 	}
 	start := w.LastScaleDown.Time

@@ -1,6 +1,7 @@
 package autoscale
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ func TestLearnFromReversal(t *testing.T) {
 		{"up 30 minutes after the down: no reversal", at(0), at(33.5), 0, 63.5, 0},
 		{"never scaled down", at(0), nil, 0, 40, 0},
 		{"an earlier hold is kept when nothing is reversed", at(0), at(33.5), 1234, 70, 1234},
+		{"learned once: a scale-up held back asks again", at(0), at(33.5), (40 + 30) * 60, 45, (40 + 30) * 60},
 		{"a hold longer than a day is a day", at(-2000), at(0), 0, 1, 86400},
 	}
 	for _, c := range cases {
@@ -67,5 +69,47 @@ func TestStabilizationWithHold(t *testing.T) {
 	p.Spec.Autoscaling.BrokerScaleDownStabilizationSeconds = ptr.To[int32](20)
 	if got := NewPolicy(p, v1alpha1.Plan{}, BrokerSafety{}, true).BrokerStabilization; got != 20*time.Second {
 		t.Errorf("NewPolicy's broker window, 20: %s, want 20s", got)
+	}
+}
+
+// Brokers asked back while Strimzi removes one wait for the removal, which Strimzi carries to
+// its end; the request still teaches the hold. Replayed: 4 brokers' worth of traffic, a scale-
+// down when it falls, the traffic back while a broker leaves (held back, once reported), then
+// the removal done (scaled up).
+func TestBrokersAskedBackWhileOneLeaves(t *testing.T) {
+	pol := testPolicy()
+	pol.BrokerStabilization = 5 * time.Minute
+	r := newRun(pol)
+	r.cur.Brokers = 4
+	r.cur.Status = &v1alpha1.AutoscalingStatus{Brokers: 4}
+	// 240 MB/s keeps 4 brokers (60 MB/s each, under 70 % of 112.5); 150 MB/s needs 3.
+	r.series(20, func(int) values { return brokers(150 * mb) })
+	if got := r.changes(); !strings.Contains(got, "Brokers ScaleDown 4->3") {
+		t.Fatalf("no scale-down on low traffic: %q", got)
+	}
+	r.log = nil
+	why := "Strimzi's auto-rebalance of Kafka sensors is RebalanceOnScaleDown"
+	r.pol.Safety = BrokerSafety{Reason: "RebalanceRunning", Message: why, Leaving: 1, LeavingWhy: why}
+	for i := 20; i < 30; i++ {
+		r.read(i, brokers(330*mb))
+	}
+	if got := r.changes(); got != "660s Brokers Blocked 3->4 BrokersLeaving" {
+		t.Errorf("brokers asked back while one leaves: %q, want one Blocked (BrokersLeaving) and no scale-up", got)
+	}
+	if r.cur.Brokers != 3 {
+		t.Errorf("brokers %d while one leaves, want 3", r.cur.Brokers)
+	}
+	if d := r.cur.Status.LastDecision; d == nil || !strings.Contains(d.Message, why) {
+		t.Errorf("the held-back scale-up does not say what removes the broker: %+v", d)
+	}
+	w := window(r.cur.Status, v1alpha1.ResourceBrokers)
+	if w.ScaleDownHoldSeconds == 0 {
+		t.Errorf("the scale-up held back taught no hold")
+	}
+	r.log = nil
+	r.pol.Safety = BrokerSafety{}
+	r.read(30, brokers(330*mb))
+	if got := r.changes(); !strings.HasPrefix(got, "900s Brokers ScaleUp 3->") {
+		t.Errorf("after the removal: %q, want a scale-up", got)
 	}
 }

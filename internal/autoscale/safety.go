@@ -26,6 +26,14 @@ type BrokerSafety struct {
 	// add-brokers auto-rebalance (Kafka status.autoRebalance, state RebalanceOnScaleUp, mode
 	// add-brokers) has not moved their partitions onto them. The others carry all the traffic.
 	Joining int32
+	// Leaving is how many brokers Strimzi is removing now: its remove-brokers auto-rebalance runs
+	// (status.autoRebalance.state RebalanceOnScaleDown, the brokers of its remove-brokers
+	// mode), or the pool still runs more brokers than its replicas. Strimzi carries such a
+	// removal to its end whatever the pool asks for meanwhile (reversal.go), so no broker is
+	// asked back until it has: Recommend holds broker scale-ups while Leaving > 0.
+	Leaving int32
+	// LeavingWhy says what removes them, for the scale-up held back.
+	LeavingWhy string
 	// Settled is when Strimzi's last auto-rebalance ended (status.autoRebalance.lastTransitionTime
 	// with state Idle): after a scale-up, when the new brokers began to carry traffic. Zero when
 	// unknown.
@@ -58,8 +66,8 @@ func StrimziSafety(kafka, brokerPool *unstructured.Unstructured, rebalances []*u
 // when it last changed, and how many brokers its add-brokers mode lists (those of the current
 // or a queued auto-rebalance).
 type autoRebalance struct {
-	state, at  string
-	addBrokers int32
+	state, at                 string
+	addBrokers, removeBrokers int32
 }
 
 func readAutoRebalance(kafka *unstructured.Unstructured) autoRebalance {
@@ -72,10 +80,13 @@ func readAutoRebalance(kafka *unstructured.Unstructured) autoRebalance {
 	a.at, _ = m["lastTransitionTime"].(string)
 	modes, _ := m["modes"].([]any)
 	for _, mode := range modes {
-		if mm, _ := mode.(map[string]any); mm["mode"] == "add-brokers" {
-			ids, _ := mm["brokers"].([]any)
+		mm, _ := mode.(map[string]any)
+		ids, _ := mm["brokers"].([]any)
+		switch mm["mode"] {
+		case "add-brokers":
 			a.addBrokers = int32(len(ids))
-			break
+		case "remove-brokers":
+			a.removeBrokers = int32(len(ids))
 		}
 	}
 	return a
@@ -87,8 +98,11 @@ func strimziSafety(kafka *unstructured.Unstructured, auto autoRebalance, brokerP
 		if auto.state != "" && auto.state != "Idle" {
 			s := BrokerSafety{Reason: "RebalanceRunning",
 				Message: fmt.Sprintf("Strimzi's auto-rebalance of Kafka %s is %s", kafka.GetName(), auto.state)}
-			if auto.state == "RebalanceOnScaleUp" {
+			switch auto.state {
+			case "RebalanceOnScaleUp":
 				s.Joining = auto.addBrokers
+			case "RebalanceOnScaleDown":
+				s.Leaving, s.LeavingWhy = max(auto.removeBrokers, 1), s.Message
 			}
 			return s
 		}
@@ -105,7 +119,9 @@ func strimziSafety(kafka *unstructured.Unstructured, auto autoRebalance, brokerP
 		ids, _, _ := unstructured.NestedSlice(brokerPool.Object, "status", "nodeIds")
 		if ok && int64(len(ids)) > want {
 			return BrokerSafety{Reason: "ScaleDownInProgress", Message: fmt.Sprintf("KafkaNodePool %s still runs %d brokers for %d replicas: "+
-				"Strimzi has not finished the previous scale-down", brokerPool.GetName(), len(ids), want)}
+				"Strimzi has not finished the previous scale-down", brokerPool.GetName(), len(ids), want),
+				Leaving: int32(int64(len(ids)) - want), LeavingWhy: fmt.Sprintf("KafkaNodePool %s still runs %d brokers for %d replicas",
+					brokerPool.GetName(), len(ids), want)}
 		}
 	}
 	var running, stuck []string
@@ -115,7 +131,7 @@ func strimziSafety(kafka *unstructured.Unstructured, auto autoRebalance, brokerP
 		}
 		for _, c := range RebalanceConditions(rb) {
 			switch {
-			case rebalanceRunning[c.Type]:
+			case c.Running():
 				running = append(running, rb.GetName()+" "+c.Type)
 			case c.Ended():
 				stuck = append(stuck, rb.GetName()+" "+c.Type)

@@ -49,3 +49,33 @@ func TestStrimziSafety(t *testing.T) {
 		}
 	}
 }
+
+// Brokers Strimzi removes now: those of its remove-brokers auto-rebalance, or those a shrinking
+// pool still runs; none while it adds brokers or is idle.
+func TestStrimziSafetyLeaving(t *testing.T) {
+	kafka := func(state string, modes ...any) *unstructured.Unstructured {
+		return obj("sensors", map[string]any{"status": map[string]any{"autoRebalance": map[string]any{"state": state, "modes": modes}}})
+	}
+	mode := func(m string, ids ...any) map[string]any { return map[string]any{"mode": m, "brokers": ids} }
+	pool := func(replicas int64, ids ...any) *unstructured.Unstructured {
+		return obj("sensors-broker", map[string]any{"spec": map[string]any{"replicas": replicas}, "status": map[string]any{"nodeIds": ids}})
+	}
+	for _, tc := range []struct {
+		name          string
+		kafka, pool   *unstructured.Unstructured
+		leaving, join int32
+	}{
+		{"removing one", kafka("RebalanceOnScaleDown", mode("remove-brokers", int64(3))), pool(3, int64(0), int64(1), int64(2), int64(3)), 1, 0},
+		{"removing two, two queued to join", kafka("RebalanceOnScaleDown", mode("remove-brokers", int64(4), int64(5)),
+			mode("add-brokers", int64(6), int64(7))), nil, 2, 0},
+		{"removing, modes not written yet", kafka("RebalanceOnScaleDown"), nil, 1, 0},
+		{"adding two", kafka("RebalanceOnScaleUp", mode("add-brokers", int64(3), int64(4))), nil, 0, 2},
+		{"pool still shrinking", kafka("Idle"), pool(2, int64(0), int64(1), int64(2)), 1, 0},
+		{"idle", kafka("Idle"), pool(3, int64(0), int64(1), int64(2)), 0, 0},
+	} {
+		got := StrimziSafety(tc.kafka, tc.pool, nil)
+		if got.Leaving != tc.leaving || got.Joining != tc.join {
+			t.Errorf("%s: leaving %d, joining %d; want %d, %d (%+v)", tc.name, got.Leaving, got.Joining, tc.leaving, tc.join, got)
+		}
+	}
+}

@@ -81,9 +81,19 @@ func (r *recommender) brokerReading(cur State, d demand) (reading, bool) {
 	return rd, true
 }
 
-// brokersMayLeave holds a broker scale-down back unless partitions are fully replicated and
-// Strimzi is neither rebalancing nor refusing an earlier scale-down.
-func (r *recommender) brokersMayLeave(from, to int32) (string, string) {
+// brokerGate holds a broker change back: a scale-up while Strimzi removes brokers (it carries
+// the removal to its end whatever the pool asks for, so a broker asked back would stay without
+// its partitions: reversal.go; the brokers are added once it has), and a scale-down unless
+// partitions are fully replicated and Strimzi is neither rebalancing nor refusing an earlier
+// scale-down.
+func (r *recommender) brokerGate(from, to int32) (string, string) {
+	if to > from {
+		if n := r.pol.Safety.Leaving; n > 0 {
+			return "BrokersLeaving", fmt.Sprintf("brokers %d -> %d held back: Strimzi is removing %d broker(s) and "+
+				"carries the removal to its end (%s); brokers are added once it has", from, to, n, r.pol.Safety.LeavingWhy)
+		}
+		return "", ""
+	}
 	urp, ok := r.value(UnderReplicatedPartitions)
 	switch {
 	case !ok:

@@ -238,6 +238,8 @@ func (s *sim) decide(now float64, c capacity) error {
 	if ch := s.pending[0]; ch != nil {
 		safety.Reason, safety.Message = "RebalanceRunning", "Cruise Control is moving partitions"
 		safety.Joining = max(ch.to-s.serving.Brokers, 0)
+		safety.Leaving = max(s.serving.Brokers-ch.to, 0)
+		safety.LeavingWhy = safety.Message
 	}
 	pol := autoscale.NewPolicy(s.p, base, safety, now >= s.sparkDownUntil)
 	before := autoscale.Base(s.p, s.st).Spec.Spark.Memory
