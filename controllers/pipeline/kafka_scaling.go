@@ -45,6 +45,7 @@ func (r *Reconciler) observedCluster(ctx context.Context, s *scope) plan.Observe
 		// Only a pool of two or more can step down; reading the safety lists KafkaRebalances.
 		safety := r.brokerSafety(ctx, p, s.observed, s.served)
 		b.Safety = plan.BrokerSafety{Reason: safety.Reason, Message: safety.Message}
+		b.Leaving = safety.Leaving
 	}
 	if rb := s.observed.get(desired.KafkaRebalanceGVK, p.Namespace, desired.BrokerRemovalName(p)); rb != nil {
 		if autoscale.RebalanceReady(rb) {
@@ -53,6 +54,7 @@ func (r *Reconciler) observedCluster(ctx context.Context, s *scope) plan.Observe
 			}
 		} else {
 			b.RemovalState = rebalanceState(rb)
+			b.RemovalRunning = removalUnderWay(rb) != ""
 		}
 	}
 	obs.Brokers = b

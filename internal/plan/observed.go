@@ -60,6 +60,13 @@ type BrokerPool struct {
 	// RemovalState is what Strimzi reports of that KafkaRebalance while it is not Ready (its
 	// state, and why when it ended without moving the replicas), for PlanValid.
 	RemovalState string
+	// RemovalRunning says that KafkaRebalance is under way: Cruise Control moves the broker's
+	// replicas off, and Strimzi does not stop it if it is deleted, so it is carried to its end.
+	RemovalRunning bool
+	// Leaving is how many brokers Strimzi is removing now (autoscale.BrokerSafety.Leaving). It
+	// carries such a removal to its end whatever the pool asks for, and only brokers added are
+	// filled after, so the pool grows once the removal is done.
+	Leaving int32
 }
 
 // BrokerSafety is whether brokers may leave the cluster now: Reason is empty when they may;
@@ -173,8 +180,9 @@ func kafkaCounts(k v1alpha1.KafkaSpec, obs Observed, plan partitionsFor, why *re
 		stepped.Brokers.Min, stepped.Brokers.Max = step, max(k.Brokers.Max, step)
 		brokerWhy = nil
 		parts, brokers = plan(stepped, obs.Partitions, &brokerWhy)
-		notes.Brokers = stepNote
 	}
+	// Said also when the step is the plan's count: a removal carried to its end.
+	notes.Brokers = stepNote
 	if obs.Partitions > 0 && parts == obs.Partitions {
 		// What a new topic would get, to say so when the topic has more.
 		fresh, _ := plan(k, 0, new(reasons))
@@ -203,38 +211,69 @@ func kafkaCounts(k v1alpha1.KafkaSpec, obs Observed, plan partitionsFor, why *re
 func brokerStep(pool BrokerPool, planned int32) (step int32, note string, empty []int32) {
 	live := pool.Replicas
 	switch {
+	case live == 2 && (pool.RemovalRunning || emptiedLast(pool)):
+		// The last broker but one is being emptied, or is: carried to its end (below), whatever
+		// the plan wants now, and the pool grows again after.
+		return lastButOne(pool, planned)
+	case planned > live && pool.Leaving > 0:
+		return live, fmt.Sprintf("brokers stay at %d (%d planned) while Strimzi removes %d broker(s): it carries a "+
+			"removal to its end, and a broker asked back now would stay without its partitions; they are added once it "+
+			"has", live, planned, pool.Leaving), nil
 	case planned >= live:
 		return planned, "", nil
 	case pool.Safety.Reason != "":
 		return live, fmt.Sprintf("brokers stay at %d (%d planned) until Strimzi may remove one: %s: %s",
 			live, planned, pool.Safety.Reason, pool.Safety.Message), nil
 	}
-	step = live - 1
-	if live == 2 && step == 1 {
-		if len(pool.NodeIDs) == 0 {
-			return live, "brokers stay at 2 (1 planned) while Strimzi has not reported the broker pool's node IDs, " +
-				"which name the broker to empty", nil
-		}
-		id := slices.Max(pool.NodeIDs)
-		if !slices.Equal(pool.Emptied, []int32{id}) {
-			note := fmt.Sprintf("brokers stay at 2 (1 planned) while KafkaRebalance %s moves broker %d's partitions off "+
-				"(Strimzi refuses Cruise Control with one broker, so the pool goes to one only once that broker is empty)",
-				pool.Removal, id)
-			if pool.RemovalState != "" {
-				note += "; Strimzi reports it " + pool.RemovalState
-			}
-			if strings.HasPrefix(pool.RemovalState, "NotReady") || strings.HasPrefix(pool.RemovalState, "Stopped") {
-				// Strimzi leaves a KafkaRebalance that ended so as it is until it is asked again
-				// (strimzi-kafka-operator 1.2.0, KafkaRebalanceAssemblyOperator: onStop acts only
-				// on the strimzi.io/rebalance=refresh annotation, onNotReady on it or on Cruise
-				// Control coming up: shouldRenewRebalance); the controller asks
-				// (desired.BrokerRemoval, RefreshRemoval).
-				note += "; the operator asks Strimzi to try it again (strimzi.io/rebalance=refresh) a minute after it ended"
-			}
-			return live, note, []int32{id}
-		}
+	if live == 2 {
+		return lastButOne(pool, planned)
 	}
+	step = live - 1
 	return step, fmt.Sprintf("brokers step down one at a time: %d now, %d planned", step, planned), nil
+}
+
+// emptiedLast says whether the removal KafkaRebalance has emptied the pool's highest node ID,
+// the broker that leaves when the pool goes from two to one.
+func emptiedLast(pool BrokerPool) bool {
+	return len(pool.NodeIDs) > 0 && slices.Equal(pool.Emptied, []int32{slices.Max(pool.NodeIDs)})
+}
+
+// lastButOne is brokerStep from two brokers to one: the pool keeps two while the removal
+// KafkaRebalance empties the highest node ID, and goes to one once it has; planned is 1, or more
+// when the plan wanted brokers back while the removal ran (it is carried to its end first).
+func lastButOne(pool BrokerPool, planned int32) (step int32, note string, empty []int32) {
+	if len(pool.NodeIDs) == 0 {
+		return 2, fmt.Sprintf("brokers stay at 2 (%d planned) while Strimzi has not reported the broker pool's node IDs, "+
+			"which name the broker to empty", planned), nil
+	}
+	id := slices.Max(pool.NodeIDs)
+	if emptiedLast(pool) {
+		if planned > 1 {
+			return 1, fmt.Sprintf("brokers go to 1 (%d planned): broker %d is empty, and the brokers are added once "+
+				"the pool has let it go", planned, id), nil
+		}
+		return 1, "", nil
+	}
+	note = fmt.Sprintf("brokers stay at 2 (%d planned) while KafkaRebalance %s moves broker %d's partitions off "+
+		"(Strimzi refuses Cruise Control with one broker, so the pool goes to one only once that broker is empty)",
+		planned, pool.Removal, id)
+	if pool.RemovalState != "" {
+		note += "; Strimzi reports it " + pool.RemovalState
+	}
+	if strings.HasPrefix(pool.RemovalState, "NotReady") || strings.HasPrefix(pool.RemovalState, "Stopped") {
+		// Strimzi leaves a KafkaRebalance that ended so as it is until it is asked again
+		// (strimzi-kafka-operator 1.2.0, KafkaRebalanceAssemblyOperator: onStop acts only on the
+		// strimzi.io/rebalance=refresh annotation, onNotReady on it or on Cruise Control coming
+		// up: shouldRenewRebalance); the controller asks (desired.BrokerRemoval, RefreshRemoval).
+		note += "; the operator asks Strimzi to try it again (strimzi.io/rebalance=refresh) a minute after it ended"
+	}
+	if planned > 1 {
+		// KafkaRebalanceAssemblyOperator.reconcileKafkaRebalance (1.2.0) only logs a deletion:
+		// Cruise Control is stopped for the stop and refresh annotations alone.
+		note += "; Strimzi does not stop a KafkaRebalance that is deleted, so it is carried to its end and " +
+			"the brokers are added after"
+	}
+	return 2, note, []int32{id}
 }
 
 // quorumNote says when the plan's brokers would have chosen another quorum for a new cluster.

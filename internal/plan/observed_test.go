@@ -80,6 +80,44 @@ func TestComputeStepsBrokersDown(t *testing.T) {
 			// The step is the plan: nothing to note.
 			pool: plan.BrokerPool{Replicas: 2, NodeIDs: []int32{3, 4}, Emptied: []int32{4}}, want: 1},
 	}
+	// Brokers asked back while one leaves: Strimzi carries the removal to its end, so the pool
+	// grows once it is done.
+	grows := func(min int32) *v1alpha1.AnalyticsPipeline {
+		g := p.DeepCopy()
+		g.Spec.Kafka.Brokers.Min = min
+		return g
+	}
+	for _, c := range []struct {
+		name  string
+		p     *v1alpha1.AnalyticsPipeline
+		pool  plan.BrokerPool
+		want  int32
+		note  string
+		empty []int32
+	}{
+		{name: "grown while Strimzi removes a broker: held", p: grows(4),
+			pool: plan.BrokerPool{Replicas: 2, NodeIDs: []int32{0, 1, 2}, Leaving: 1}, want: 2,
+			note: "brokers stay at 2 (4 planned) while Strimzi removes 1 broker(s): it carries a removal to its end"},
+		{name: "grown once it has", p: grows(4), pool: plan.BrokerPool{Replicas: 2, NodeIDs: []int32{0, 1}}, want: 4},
+		{name: "grown while the last broker but one is emptied: the removal goes on", p: grows(2),
+			pool: plan.BrokerPool{Replicas: 2, NodeIDs: []int32{3, 4}, Removal: "sensors-kafka-remove-brokers",
+				RemovalState: "Rebalancing", RemovalRunning: true, Leaving: 1}, want: 2,
+			note: "Strimzi does not stop a KafkaRebalance that is deleted, so it is carried to its end", empty: []int32{4}},
+		{name: "grown when the last broker but one is empty: the pool lets it go first", p: grows(2),
+			pool: plan.BrokerPool{Replicas: 2, NodeIDs: []int32{3, 4}, Emptied: []int32{4}}, want: 1,
+			note: "brokers go to 1 (2 planned): broker 4 is empty"},
+	} {
+		r, err := plan.Compute(c.p, gen.APITiers(), plan.Observed{Brokers: c.pool})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if r.Plan.Brokers != c.want || !strings.Contains(r.Notes.Brokers, c.note) || (c.note == "") != (r.Notes.Brokers == "") {
+			t.Errorf("%s: %d brokers, note %q; want %d, a note with %q", c.name, r.Plan.Brokers, r.Notes.Brokers, c.want, c.note)
+		}
+		if !reflect.DeepEqual(r.EmptyBrokers, c.empty) {
+			t.Errorf("%s: empty brokers %v, want %v", c.name, r.EmptyBrokers, c.empty)
+		}
+	}
 	for _, c := range cases {
 		r, err := plan.Compute(p, gen.APITiers(), plan.Observed{Brokers: c.pool})
 		if err != nil {
