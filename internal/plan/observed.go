@@ -211,9 +211,18 @@ func kafkaCounts(k v1alpha1.KafkaSpec, obs Observed, plan partitionsFor, why *re
 func brokerStep(pool BrokerPool, planned int32) (step int32, note string, empty []int32) {
 	live := pool.Replicas
 	switch {
-	case live == 2 && (pool.RemovalRunning || emptiedLast(pool)):
-		// The last broker but one is being emptied, or is: carried to its end (below), whatever
-		// the plan wants now, and the pool grows again after.
+	case live == 2 && pool.RemovalRunning:
+		// The last broker but one is being emptied: carried to its end (below), whatever the
+		// plan wants now, and the pool grows again after.
+		return lastButOne(pool, planned)
+	case live == 2 && planned > 1 && emptiedLast(pool):
+		// It is empty, and brokers are wanted back: it leaves first, when Strimzi may remove
+		// one; meanwhile the removal is kept, which keeps it known as empty.
+		if pool.Safety.Reason != "" {
+			id := slices.Max(pool.NodeIDs)
+			return 2, fmt.Sprintf("brokers stay at 2 (%d planned): broker %d is empty and leaves once Strimzi may remove "+
+				"one: %s: %s; the brokers are added after", planned, id, pool.Safety.Reason, pool.Safety.Message), []int32{id}
+		}
 		return lastButOne(pool, planned)
 	case planned > live && pool.Leaving > 0:
 		return live, fmt.Sprintf("brokers stay at %d (%d planned) while Strimzi removes %d broker(s): it carries a "+
