@@ -108,7 +108,7 @@ func TestComputeStepsBrokersDown(t *testing.T) {
 			note: "brokers go to 1 (2 planned): broker 4 is empty"},
 		{name: "grown when the last broker but one is empty, Strimzi busy: it waits, kept known as empty", p: grows(2),
 			pool: plan.BrokerPool{Replicas: 2, NodeIDs: []int32{3, 4}, Emptied: []int32{4}, Safety: busy}, want: 2,
-			note: "brokers stay at 2 (2 planned): broker 4 is empty and leaves once Strimzi may remove one: ScaleDownInProgress",
+			note:  "brokers stay at 2 (2 planned): broker 4 is empty and leaves once Strimzi may remove one: ScaleDownInProgress",
 			empty: []int32{4}},
 	} {
 		r, err := plan.Compute(c.p, gen.APITiers(), plan.Observed{Brokers: c.pool})
