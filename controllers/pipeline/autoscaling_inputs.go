@@ -62,19 +62,15 @@ func (r *Reconciler) brokerSafety(ctx context.Context, p *v1alpha1.AnalyticsPipe
 	// next reconcile made it again: created and deleted 3,169 times in four minutes under the
 	// real Strimzi (internal/upstream, TestStrimziRunsTheSample), and on a real cluster every
 	// such rebalance stopped before it moved a replica. Its own state is read apart
-	// (observedCluster: Emptied, RemovalState).
+	// (observedCluster: Emptied, RemovalState), from the same snapshot of the reconcile as here,
+	// so that the autoscaler's gate and the plan's RemovalRunning cannot disagree.
 	removal := desired.BrokerRemovalName(p)
-	var own *unstructured.Unstructured
 	rebalances = slices.DeleteFunc(rebalances, func(rb *unstructured.Unstructured) bool {
-		if rb.GetName() == removal {
-			own = rb
-			return true
-		}
-		return false
+		return rb.GetName() == removal
 	})
 	s := autoscale.StrimziSafety(obs.get(desired.KafkaGVK, p.Namespace, desired.KafkaName(p)),
 		obs.get(desired.KafkaNodePoolGVK, p.Namespace, desired.BrokerPoolName(p)), rebalances)
-	if why := removalUnderWay(own); why != "" {
+	if why := removalUnderWay(obs.get(desired.KafkaRebalanceGVK, p.Namespace, removal)); why != "" {
 		s.Leaving, s.LeavingWhy = max(s.Leaving, 1), why
 	}
 	return s

@@ -1,10 +1,19 @@
 package pipeline
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/ssa"
 )
 
 // A remove-brokers KafkaRebalance that Strimzi ended without moving the replicas is asked again
@@ -80,6 +89,55 @@ func TestRemovalUnderWay(t *testing.T) {
 	} {
 		if got := removalUnderWay(c.rb); got != c.want {
 			t.Errorf("removalUnderWay = %q, want %q", got, c.want)
+		}
+	}
+}
+
+// The broker gate reads the pipeline's own removal from the reconcile's snapshot of its
+// children, the object the plan's RemovalRunning reads: under way there, brokers are Leaving
+// whatever the list says; and the listed copy (a KafkaRebalance of the cluster, as Strimzi's
+// label makes it) never holds a scale-down back as another cluster rebalance would.
+func TestBrokerSafetyReadsItsOwnRemovalFromTheSnapshot(t *testing.T) {
+	p := &v1alpha1.AnalyticsPipeline{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "solo"}}
+	rb := func(state string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(desired.KafkaRebalanceGVK)
+		u.SetNamespace(p.Namespace)
+		u.SetName(desired.BrokerRemovalName(p))
+		u.SetLabels(map[string]string{desired.StrimziClusterLabel: desired.KafkaName(p)})
+		u.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": state, "status": "True"}}}
+		return u
+	}
+	served := []schema.GroupVersionKind{desired.KafkaRebalanceGVK}
+	for _, c := range []struct {
+		name         string
+		listed, snap string // "" for absent
+		leaving      int32
+	}{
+		{name: "running in both", listed: "Rebalancing", snap: "Rebalancing", leaving: 1},
+		{name: "the list behind the snapshot", listed: "Ready", snap: "Rebalancing", leaving: 1},
+		{name: "the snapshot says it ended", listed: "Rebalancing", snap: "Ready", leaving: 0},
+		{name: "not made yet", leaving: 0},
+	} {
+		b := fake.NewClientBuilder()
+		if c.listed != "" {
+			b = b.WithObjects(rb(c.listed))
+		}
+		r := &Reconciler{Client: b.Build()}
+		obs := observed{}
+		if c.snap != "" {
+			u := rb(c.snap)
+			obs[ssa.Key{GVK: desired.KafkaRebalanceGVK, Namespace: p.Namespace, Name: u.GetName()}] = u
+		}
+		s := r.brokerSafety(context.Background(), p, obs, served)
+		if s.Leaving != c.leaving {
+			t.Errorf("%s: Leaving %d (%q), want %d", c.name, s.Leaving, s.LeavingWhy, c.leaving)
+		}
+		if s.Leaving > 0 && !strings.Contains(s.LeavingWhy, desired.BrokerRemovalName(p)) {
+			t.Errorf("%s: LeavingWhy %q does not name the removal", c.name, s.LeavingWhy)
+		}
+		if s.Reason != "" {
+			t.Errorf("%s: the pipeline's own removal holds scale-downs back: %s: %s", c.name, s.Reason, s.Message)
 		}
 	}
 }

@@ -50,3 +50,29 @@ func TestStepUpBrokersOnceWhileTheyJoin(t *testing.T) {
 		}
 	}
 }
+
+// A broker change against the move Cruise Control is making is an error of the model, not a
+// move: Strimzi carries a started removal or addition to its end. One further the same way,
+// or none, is not.
+func TestNoBrokerChangeAgainstTheMove(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		pending     *change
+		to          int32
+		wantAnError bool
+	}{
+		{"nothing moving", nil, 2, false},
+		{"removal 4 → 3, asked back to 4", &change{from: 4, to: 3}, 4, true},
+		{"removal 4 → 3, asked for 5", &change{from: 4, to: 3}, 5, true},
+		{"removal 4 → 3, then 2", &change{from: 4, to: 3}, 2, false},
+		{"addition 2 → 4, asked for 3", &change{from: 2, to: 4}, 3, true},
+		{"addition 2 → 4, asked for 2", &change{from: 2, to: 4}, 2, true},
+		{"addition 2 → 4, then 6", &change{from: 2, to: 4}, 6, false},
+	} {
+		s := &sim{}
+		s.pending[0] = c.pending
+		if err := s.reverses(600, c.to); (err != nil) != c.wantAnError {
+			t.Errorf("%s: error %v, want one: %v", c.name, err, c.wantAnError)
+		}
+	}
+}

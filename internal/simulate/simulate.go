@@ -266,6 +266,9 @@ func (s *sim) decide(now float64, c capacity) error {
 	from, to := countsOf(s.applied), countsOf(next)
 	s.applied = next
 	if to.Brokers != from.Brokers {
+		if err := s.reverses(now, to.Brokers); err != nil {
+			return err
+		}
 		_, _, inBytes, _, _ := s.flows.over(int(now), 1)
 		s.pending[0] = s.brokerChange(now, to.Brokers, c, inBytes)
 	}
@@ -284,6 +287,22 @@ func (s *sim) decide(now float64, c capacity) error {
 		s.pending[2] = &change{to: to.DataNodes, at: now + wait.Seconds()}
 	}
 	return nil
+}
+
+// reverses refuses a broker change against the one Cruise Control is making: Strimzi carries a
+// started removal (and an addition) to its end whatever the pool asks for meanwhile, so the
+// model has no such move to make; the autoscaler's gate (autoscale.BrokerSafety Leaving and
+// Reason) is what keeps it from being asked, and an error here says that gate let one through.
+func (s *sim) reverses(now float64, to int32) error {
+	ch := s.pending[0]
+	if ch == nil {
+		return nil
+	}
+	if up := ch.to > ch.from; up && to >= ch.to || !up && to <= ch.to {
+		return nil
+	}
+	return fmt.Errorf("at %s the brokers were set to %d while Cruise Control moved them from %d to %d: "+
+		"Strimzi carries that move to its end, so the change could not be made", time.Duration(now)*time.Second, to, ch.from, ch.to)
 }
 
 // ReversalWindow is how soon after an action the opposite one counts as a reversal: half an
