@@ -1,6 +1,7 @@
 package desired
 
 import (
+	"math"
 	"reflect"
 	"testing"
 
@@ -168,6 +169,39 @@ func TestRebalanceThrottle(t *testing.T) {
 		}
 		if got := RebalanceConcurrency(plan); got != tt.moves {
 			t.Errorf("%s: RebalanceConcurrency = %d, want %d", tt.name, got, tt.moves)
+		}
+	}
+}
+
+// TestRebalanceMove: brokers joining take k/to of every old broker's data, received by the k
+// of them (fewer senders bound it when more join than there were); brokers leaving hand over all
+// of theirs, received by those staying; each at the throttle less the live writes of the moves
+// at once, never under a tenth of it.
+func TestRebalanceMove(t *testing.T) {
+	// A link of 100 with traffic of 60 leaves a throttle of 40; 10 partitions written 80 in all
+	// are 8 each, so 2 moves at once (TestRebalanceThrottle) write 16 of it, leaving 24.
+	plan := v1alpha1.Plan{LinkUsableBytesPerSecond: 100, BrokerReceiveBytesPerSecond: 60, BrokerSendBytesPerSecond: 50,
+		IngestBytesPerSecond: 80, Partitions: 10}
+	for _, tt := range []struct {
+		name              string
+		plan              v1alpha1.Plan
+		from, to          int32
+		perBroker, ingest float64
+		bytes, rate       float64
+	}{
+		{"one joins two", plan, 2, 3, 90, 80, 60, 24},
+		{"three join two: two send", plan, 2, 5, 100, 80, 120, 48},
+		{"one of three leaves", plan, 3, 2, 90, 80, 90, 24},
+		{"two of four leave", plan, 4, 2, 90, 80, 180, 48},
+		{"written faster than the throttle: a tenth of it", plan, 2, 3, 90, 800, 60, 4},
+		{"an idle link: all of it", v1alpha1.Plan{LinkUsableBytesPerSecond: 100}, 1, 2, 90, 0, 45, 100},
+		{"no link rate: nothing moves", v1alpha1.Plan{}, 1, 2, 90, 0, 45, 0},
+		{"no change", plan, 3, 3, 90, 80, 0, 0},
+		{"no brokers", plan, 0, 3, 90, 80, 0, 0},
+	} {
+		bytes, rate := RebalanceMove(tt.plan, tt.from, tt.to, tt.perBroker, tt.ingest)
+		if math.Abs(bytes-tt.bytes) > 1e-9 || math.Abs(rate-tt.rate) > 1e-9 {
+			t.Errorf("%s: RebalanceMove = %g bytes at %g, want %g at %g", tt.name, bytes, rate, tt.bytes, tt.rate)
 		}
 	}
 }

@@ -129,3 +129,29 @@ func rebalanceLimits(plan v1alpha1.Plan) object {
 	}
 	return spec
 }
+
+// RebalanceMove is what the rebalance of the plan's cluster from `from` to `to` brokers moves, in
+// bytes, and how fast in all, in bytes a second, when each broker holds perBroker bytes and the
+// topic is written at ingest bytes a second. Brokers joining take an equal share of every old
+// broker's data (k new ones of `to` take k/to of it); brokers leaving hand all of theirs over.
+// Each sending and each receiving broker moves at the template's throttle (RebalanceThrottle; a
+// plan without a link rate moves nothing) less what the partitions it moves at once
+// (RebalanceConcurrency) are written meanwhile, never under a tenth of it; so the rate in all
+// is that times the fewer of the brokers sending and receiving. The simulator times its broker
+// moves with it (internal/simulate) and `strata plan` the time a broker takes to join.
+func RebalanceMove(plan v1alpha1.Plan, from, to int32, perBroker, ingest float64) (bytes, rate float64) {
+	if from <= 0 || to <= 0 || from == to {
+		return 0, 0
+	}
+	throttle := float64(RebalanceThrottle(plan))
+	if parts := float64(plan.Partitions); parts > 0 {
+		live := float64(RebalanceConcurrency(plan)) * ingest / parts
+		throttle = max(throttle-live, throttle/10)
+	}
+	if to > from {
+		k := float64(to - from)
+		return perBroker * float64(from) * k / float64(to), min(k, float64(from)) * throttle
+	}
+	k := float64(from - to)
+	return perBroker * k, min(k, float64(to)) * throttle
+}

@@ -21,7 +21,9 @@ type Delays struct {
 	// BrokerDataFraction is the share of each broker's log claim holding data that a rebalance
 	// moves. 0.75: the plan keeps a broker's log under 75 % of the size its claim declares,
 	// which Strimzi gives Cruise Control as the broker's disk (docs/storage-tiers.md), and a
-	// pipeline that has run longer than its retention sits there.
+	// pipeline that has run longer than its retention sits there. (`strata plan` counts what the
+	// plan's own retention keeps at most, which is a little less: the 0.75 also holds the
+	// writes of a retention check's interval.)
 	BrokerDataFraction float64 `json:"brokerDataFraction"`
 	// SparkResubmit is how long the job is down after a change of its executors or memory:
 	// the Spark operator (kubeflow/spark-operator v2.5.2, internal/controller/

@@ -11,41 +11,19 @@ import (
 
 // brokerChange is when brokers going from what serves now to `to` carry load: new brokers after
 // they start and Cruise Control has moved their share of the data onto them; leaving ones once
-// their data is moved off. Cruise Control throttles the moves with the rebalance template's
-// replicationThrottle, which the operator sets to what the plan's own traffic leaves of each
-// broker's link (desired.RebalanceThrottle, at least a tenth of it): each sending and each
-// receiving broker moves at most that much a second. delays.rebalanceBytesPerSecond, when set,
-// is the rate of the whole move instead.
-//
-// The throttle bounds a moving replica's fetches as a whole, its partition's live writes with
-// its backlog (desired.RebalanceConcurrency), so each receiving broker catches up at the
-// throttle less what the partitions moving onto it at once are written now (ingest bytes a
-// second over the partitions, desired.RebalanceConcurrency of them), never under a tenth of it.
+// their data is moved off. What moves, and how fast under the rebalance template's throttle, is
+// desired.RebalanceMove's, which `strata plan` reports as the time a broker takes to join;
+// delays.rebalanceBytesPerSecond, when set, is the rate of the whole move instead.
 func (s *sim) brokerChange(now float64, to int32, c capacity, ingestBytes float64) *change {
 	from := s.serving.Brokers
 	if to == from {
 		return nil
 	}
 	perBroker := c.brokerData * s.delays.BrokerDataFraction
-	throttle := float64(desired.RebalanceThrottle(s.applied))
-	if throttle <= 0 {
-		throttle = c.link
-	}
-	if parts := float64(s.applied.Partitions); parts > 0 {
-		live := float64(desired.RebalanceConcurrency(s.applied)) * ingestBytes / parts
-		throttle = math.Max(throttle-live, throttle/10)
-	}
-	var moved, rate float64
+	moved, rate := desired.RebalanceMove(s.applied, from, to, perBroker, ingestBytes)
 	start := 0.0
 	if to > from {
-		k := float64(to - from)
-		moved = perBroker * float64(from) * k / float64(to)
-		rate = math.Min(k, float64(from)) * throttle
 		start = s.delays.BrokerStart.Seconds()
-	} else {
-		k := float64(from - to)
-		moved = perBroker * k
-		rate = math.Min(k, float64(to)) * throttle
 	}
 	if s.delays.RebalanceBytesPerSecond > 0 {
 		rate = float64(s.delays.RebalanceBytesPerSecond)
