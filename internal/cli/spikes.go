@@ -6,6 +6,7 @@ import (
 
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/desired"
+	"github.com/strata-dev/strata/internal/plan"
 )
 
 // The spikes section answers what a pipeline's owner must decide before a spike, since no
@@ -38,9 +39,27 @@ func (j brokerJoin) Seconds() float64 {
 	return j.moved / j.rate
 }
 
-// planBrokerJoin is brokerJoin for the plan; ok is false when the plan has no brokers or no
-// retention to reason about.
-func planBrokerJoin(s v1alpha1.AnalyticsPipelineSpec, pl v1alpha1.Plan) (j brokerJoin, ok bool) {
+// nextBrokerPlan is the plan the operator applies once one broker more is asked for: the same
+// topic (its partitions kept, as the operator plans a topic that exists) on pl.Brokers + 1. Its
+// rebalance template's throttle is the one Strimzi's add-brokers auto-rebalance moves the data
+// with. ok is false when no broker can join or the plan fails.
+func nextBrokerPlan(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, pl v1alpha1.Plan) (v1alpha1.Plan, bool) {
+	if pl.Brokers <= 0 || pl.Brokers >= p.Spec.Kafka.Brokers.Max {
+		return v1alpha1.Plan{}, false
+	}
+	q := p.DeepCopy()
+	q.Spec.Kafka.Brokers.Min = pl.Brokers + 1
+	r, err := plan.Compute(q, tiers, plan.Observed{Partitions: pl.Partitions})
+	if err != nil || r.Plan.Brokers != pl.Brokers+1 {
+		return v1alpha1.Plan{}, false
+	}
+	return r.Plan, true
+}
+
+// planBrokerJoin is brokerJoin for the plan, next being the plan with one broker more
+// (nextBrokerPlan); ok is false when the plan has no brokers or no retention to reason about.
+// With no next plan (next.Brokers 0), only the intake and what a broker keeps are known.
+func planBrokerJoin(s v1alpha1.AnalyticsPipelineSpec, pl, next v1alpha1.Plan) (j brokerJoin, ok bool) {
 	j.intake = math.MaxInt64
 	for _, st := range pl.Stages {
 		if st.Name == v1alpha1.StageKafkaBrokerNetwork || st.Name == v1alpha1.StageKafkaDisk {
@@ -61,13 +80,17 @@ func planBrokerJoin(s v1alpha1.AnalyticsPipelineSpec, pl v1alpha1.Plan) (j broke
 	// During the spike the topic is written at what Kafka takes: the moving partitions' live
 	// writes come out of the throttle at that rate.
 	ingest := float64(j.intake) * float64(s.Workload.MessageBytes)
-	j.moved, j.rate = desired.RebalanceMove(pl, pl.Brokers, pl.Brokers+1, j.perBroker, ingest)
+	if next.Brokers > pl.Brokers {
+		j.moved, j.rate = desired.RebalanceMove(next, pl.Brokers, next.Brokers, j.perBroker, ingest)
+	}
 	return j, true
 }
 
 // writeSpikes prints the spikes section.
-func writeSpikes(t *tableWriter, s v1alpha1.AnalyticsPipelineSpec, pl v1alpha1.Plan) {
-	j, ok := planBrokerJoin(s, pl)
+func writeSpikes(t *tableWriter, p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, pl v1alpha1.Plan) {
+	s := p.Spec
+	next, _ := nextBrokerPlan(p, tiers, pl)
+	j, ok := planBrokerJoin(s, pl, next)
 	if !ok {
 		return
 	}
@@ -79,9 +102,13 @@ func writeSpikes(t *tableWriter, s v1alpha1.AnalyticsPipelineSpec, pl v1alpha1.P
 		t.wrapped("", "", text+fmt.Sprintf(" No broker can join: spec.kafka.brokers.max is %d.", s.Kafka.Brokers.Max))
 		return
 	}
+	if j.rate <= 0 {
+		t.wrapped("", "", text)
+		return
+	}
 	text += fmt.Sprintf(" One broker more carries its share once Cruise Control has moved it up to %s, "+
-		"with the topic at its retention (%s a broker at most), at %s (the rebalance throttle less what the "+
-		"moving partitions are written at that load): up to %s after it starts. A load above %d msgs/s for "+
+		"with the topic at its retention (%s a broker at most), at %s (the throttle of the plan with that "+
+		"broker, less what the moving partitions are written at that load): up to %s after it starts. A load above %d msgs/s for "+
 		"less than that waits at the producers unless brokers are kept in advance: spec.kafka.brokers.min.",
 		gigabytes(j.moved), gigabytes(j.perBroker), rate(int64(j.rate)), minutes(j.Seconds()), j.intake)
 	t.wrapped("", "", text)

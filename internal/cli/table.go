@@ -82,7 +82,7 @@ func writeTable(w io.Writer, p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.Sto
 
 	writeSizing(t, s, pl)
 	writeStages(t, s, pl)
-	writeSpikes(t, s, pl)
+	writeSpikes(t, p, tiers, pl)
 	writeMemory(t, s, pl)
 	writeResources(t, s, pl)
 	writeStorage(t, s, tiers, pl)
