@@ -109,7 +109,8 @@ func writeSpikes(t *tableWriter, p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1
 	text += fmt.Sprintf(" One broker more carries its share once Cruise Control has moved it up to %s, "+
 		"with the topic at its retention (%s a broker at most), at %s (the throttle of the plan with that "+
 		"broker, less what the moving partitions are written at that load): up to %s after it starts. A load above %d msgs/s for "+
-		"less than that waits at the producers unless brokers are kept in advance: spec.kafka.brokers.min.",
+		"less than that is carried only in part (the intake rises as each partition's move completes) unless brokers are "+
+		"kept in advance: spec.kafka.brokers.min.",
 		gigabytes(j.moved), gigabytes(j.perBroker), rate(int64(j.rate)), minutes(j.Seconds()), j.intake)
 	t.wrapped("", "", text)
 }
