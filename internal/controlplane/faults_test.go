@@ -2,8 +2,11 @@ package controlplane
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,4 +114,44 @@ func TestRestartAPIServerExpiresWatches(t *testing.T) {
 	}
 	t.Logf("the informer listed again (%d fresh starts) and saw the object created after the restart, %s after the restart began",
 		fresh.Load(), time.Since(t0).Round(100*time.Millisecond))
+}
+
+// stopper is envtest's Stop as stopAPIServer sees it: errs are its answers, in turn, then nil.
+type stopper struct {
+	errs  []error
+	calls int
+}
+
+func (s *stopper) Stop() error {
+	s.calls++
+	if len(s.errs) == 0 {
+		return nil
+	}
+	err := s.errs[0]
+	s.errs = s.errs[1:]
+	return err
+}
+
+// After a kill, envtest's Stop may find the process reaped and not yet marked exited: ESRCH is
+// asked again until it is; any other error, or ESRCH without a kill, is the answer.
+func TestStopAPIServerAfterAKill(t *testing.T) {
+	gone := fmt.Errorf("unable to signal for process kube-apiserver to stop: %w", syscall.ESRCH)
+	for _, c := range []struct {
+		name    string
+		errs    []error
+		killed  bool
+		calls   int
+		wantErr bool
+	}{
+		{"stopped at once", nil, true, 1, false},
+		{"reaped, not yet marked, twice", []error{gone, gone}, true, 3, false},
+		{"not killed: ESRCH is an error", []error{gone}, false, 1, true},
+		{"another error", []error{errors.New("timeout waiting for process kube-apiserver to stop")}, true, 1, true},
+	} {
+		s := &stopper{errs: c.errs}
+		err := stopAPIServer(s, c.killed)
+		if (err != nil) != c.wantErr || s.calls != c.calls {
+			t.Errorf("%s: %v after %d calls, want an error %v after %d", c.name, err, s.calls, c.wantErr, c.calls)
+		}
+	}
 }

@@ -3,7 +3,6 @@ package testutil
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -57,27 +56,6 @@ func Tool(t testing.TB, name, env string) string {
 			"from the Go module proxy); set %s to a %s binary instead: %v", name, name, env, name, r.err)
 	}
 	return r.path
-}
-
-// FreePort is a loopback address with a port free a moment ago, for a process the test starts.
-func FreePort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// FreePortNumber is FreePort's port alone, for a flag that takes a port.
-func FreePortNumber(t testing.TB) string {
-	t.Helper()
-	_, port, err := net.SplitHostPort(FreePort(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
 }
 
 // HTTPReady is a check for Eventually: nil once a GET of url answers 200 OK (a readiness probe).
