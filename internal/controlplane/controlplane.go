@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +22,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/strata-dev/strata/internal/localport"
 )
 
 // EnvUpstreamCRDs names a directory of upstream CRDs to use instead of third_party/upstream-crds.
@@ -197,6 +201,9 @@ func Start(ctx context.Context, opts ...Option) (*Env, error) {
 		}
 		te.BinaryAssetsDirectory = assets
 		te.CRDDirectoryPaths = append(te.CRDDirectoryPaths, upstream...)
+		if err := choosePorts(te); err != nil {
+			return nil, err
+		}
 	}
 	cfg, err := te.Start()
 	if err != nil {
@@ -210,6 +217,34 @@ func Start(ctx context.Context, opts ...Option) (*Env, error) {
 		}
 	}
 	return env, nil
+}
+
+// choosePorts gives kube-apiserver and etcd ports below the kernel's ephemeral range
+// (localport): envtest's own choice listens on port 0 and releases the port, which any outgoing
+// connection on the machine may take before the process binds it. etcd's peer port is set
+// through its flags, since envtest keeps it unexported and picks it again at every start
+// (controller-runtime v0.24.1, pkg/internal/testing/controlplane/etcd.go: the peer URL is
+// chosen by addr.Suggest in Start; defaultArgs sits under Configure's flags).
+func choosePorts(te *envtest.Environment) error {
+	var client, peer, secure string
+	for _, p := range []*string{&client, &peer, &secure} {
+		addr, err := localport.Pick()
+		if err != nil {
+			return err
+		}
+		*p = addr
+	}
+	etcd := &envtest.Etcd{URL: &url.URL{Scheme: "http", Host: client}}
+	etcd.Configure().Set("listen-peer-urls", "http://"+peer)
+	host, port, err := net.SplitHostPort(secure)
+	if err != nil {
+		return err
+	}
+	te.ControlPlane.Etcd = etcd
+	te.ControlPlane.APIServer = &envtest.APIServer{
+		SecureServing: envtest.SecureServing{ListenAddr: envtest.ListenAddr{Address: host, Port: port}},
+	}
+	return nil
 }
 
 // InstallMissing creates the CRDs of dirs that the cluster of cfg does not have yet, and waits

@@ -1,4 +1,4 @@
-package testutil
+package localport
 
 import (
 	"net"
@@ -6,32 +6,50 @@ import (
 	"testing"
 )
 
-// FreePort's ports are below the ephemeral range, where no outgoing connection takes one, and
-// free: a listener binds each.
-func TestFreePortBelowTheEphemeralRange(t *testing.T) {
+// Pick's ports are below the ephemeral range, where no outgoing connection takes one, and free:
+// a listener binds each.
+func TestPickBelowTheEphemeralRange(t *testing.T) {
 	low, _ := ephemeral()
 	if low-lowestPort < 1000 {
-		t.Skipf("the ephemeral range starts at %d: FreePort lets the kernel pick", low)
+		t.Skipf("the ephemeral range starts at %d: Pick lets the kernel pick", low)
 	}
 	seen := map[int]bool{}
 	for range 50 {
-		addr := FreePort(t)
+		addr, err := Pick()
+		if err != nil {
+			t.Fatal(err)
+		}
 		port, err := portOf(addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if port < lowestPort || port >= low {
-			t.Fatalf("FreePort gave %s, want a port in [%d, %d)", addr, lowestPort, low)
+			t.Fatalf("Pick gave %s, want a port in [%d, %d)", addr, lowestPort, low)
 		}
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
-			t.Fatalf("FreePort gave %s, which cannot be bound: %v", addr, err)
+			t.Fatalf("Pick gave %s, which cannot be bound: %v", addr, err)
 		}
 		_ = l.Close()
 		seen[port] = true
 	}
 	if len(seen) < 45 {
 		t.Errorf("50 picks gave %d ports: not random enough to keep two callers apart", len(seen))
+	}
+}
+
+// PickPort is the port of an address Pick would give: a number in the range Pick chooses from.
+func TestPickPort(t *testing.T) {
+	p, err := PickPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n <= 0 || n > 65535 {
+		t.Fatalf("PickPort gave %q, want a port number", p)
+	}
+	if low, _ := ephemeral(); low-lowestPort >= 1000 && (n < lowestPort || n >= low) {
+		t.Fatalf("PickPort gave %d, want one in [%d, %d)", n, lowestPort, low)
 	}
 }
 
