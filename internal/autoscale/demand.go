@@ -160,10 +160,15 @@ func (r *recommender) demand(cur State) demand {
 		// the brokers carry it, and asks for a second step then (flushing, measured).
 		//
 		// Beyond it already: as their partitions move, the brokers let the ingest rise past
-		// what they keep, so the demand is more than that, and taken as all they carry with
-		// their links full, the most it can show as until they settle: one step to it, rather
-		// than a step a unit at a time behind the rising ingest, each a resubmission of the job
-		// (own/step-x3.5: executors 5, 6, 7, 8 in a quarter of an hour).
+		// what they keep, and the demand is taken as that ingest; the stages after Kafka still
+		// take one step in the phase (steppedAlready), not a unit at a time behind the rising
+		// ingest, each a resubmission of the job (own/step-x3.5: executors 5, 6, 7, 8 in a
+		// quarter of an hour). A second step in the phase, to all the brokers applied carry
+		// with their links full once the ingest passes what they keep, was measured on
+		// 2026-11-28 and not kept: the producers' backlog flushing through the joining brokers
+		// passes it too, so it fired on a spike already over (flash-spike: executors 5 -> 7,
+		// 9.15 -> 9.97 % below demand) and asked the brokers for one more (step-up: 4 -> 5,
+		// capacity reached at +26.0 minutes instead of +9.5, and an executor given back).
 		d.inFlight = true
 		t := r.pol.TargetUtilizationPercent
 		d.rate = math.Max(d.ingest, r.carried(cur, d, tx, rx, t-margin(t)))
