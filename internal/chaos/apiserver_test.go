@@ -49,10 +49,8 @@ func TestAPIServerFaults(t *testing.T) {
 	}
 	faults := envInt(t, EnvAPIFaults, 1)
 	seed := envInt(t, EnvSeed, 1)
-	tiers, sample := upstream.Samples(t)
-	h := upstream.Start(t, upstream.Options{Fixtures: tiers, JobNamespaces: []string{"api-ref", "api-restart", "api-expired"}, WithoutStrimzi: true})
 	ctx := context.Background()
-	rec := Record(t, h.Config)
+	h, sample, rec := lifeHarness(ctx, t, "api-ref", "api-restart", "api-expired")
 
 	reference := map[string]Snapshot{}
 	t.Run("uninterrupted", func(t *testing.T) { life(ctx, t, h, sample, "api-ref", &APIFault{}, 0, reference) })

@@ -41,6 +41,24 @@ const converge = 5 * time.Minute
 // would on its first reconcile (no Strimzi runs in CI).
 const clusterID = "chaos-cluster-id-0000"
 
+// lifeHarness starts the upstream harness the lives (life) run on in namespaces, and the record
+// of what they change: the samples, their local tiers taking a lost node's claims again (the
+// life's node loss), and no Strimzi, even where its build is present: the test plays its part
+// (a cluster ID, the brokers' claims, the node pools' status.nodeIds every broker step waits on)
+// the same in every run; a real one would write its own status in its own time, and in CI none
+// runs. Every test of lives starts here, so that none misses a part the life's steps need
+// (TestAPIServerFaults had neither the pools' play nor the node-loss policy once the life took
+// them on, and timed out on the first step).
+func lifeHarness(ctx context.Context, t *testing.T, namespaces ...string) (*upstream.Cluster, *v1alpha1.AnalyticsPipeline, *Recorder) {
+	t.Helper()
+	tiers, sample := upstream.Samples(t)
+	withNodeLoss(tiers)
+	h := upstream.Start(t, upstream.Options{Fixtures: tiers, JobNamespaces: namespaces, WithoutStrimzi: true})
+	rec := Record(t, h.Config)
+	playPools(ctx, t, h, namespaces...)
+	return h, sample, rec
+}
+
 // TestCrashAnywhere runs a pipeline's life — create, scale up, scale down, the loss of a node
 // with one of its volumes, delete under Delete —
 // and a retained pipeline's — create, delete under Retain, create again — twice on one cluster:
@@ -55,15 +73,8 @@ func TestCrashAnywhere(t *testing.T) {
 	}
 	kills := envInt(t, EnvKills, 2)
 	seed := envInt(t, EnvSeed, 1)
-	tiers, sample := upstream.Samples(t)
-	withNodeLoss(tiers)
-	// Without Strimzi, even where its build is present: the test plays its part (a cluster ID,
-	// the brokers' claims) the same in both runs; a real one would write its own status in its
-	// own time, and in CI none runs.
-	h := upstream.Start(t, upstream.Options{Fixtures: tiers, JobNamespaces: []string{"chaos-ref", "chaos-run"}, WithoutStrimzi: true})
 	ctx := context.Background()
-	rec := Record(t, h.Config)
-	playPools(ctx, t, h, "chaos-ref", "chaos-run")
+	h, sample, rec := lifeHarness(ctx, t, "chaos-ref", "chaos-run")
 	// Leader election is the standby's subject: a restarted single manager would wait out the
 	// killed one's lease (15 s) before each reconcile, which proves nothing about crash safety.
 	m := &Monkey{Operator: h.Operator, Rand: rand.New(rand.NewPCG(uint64(seed), 0)), MaxUp: time.Second,

@@ -27,6 +27,9 @@ import (
 // poolTick is how often playPools moves a pool's nodes one step towards its replicas.
 const poolTick = 500 * time.Millisecond
 
+// poolErrorEvery is how often playPools logs that it could not step a namespace's pools.
+const poolErrorEvery = 10 * time.Second
+
 // playPools runs until the test ends, in the given namespaces.
 func playPools(ctx context.Context, t *testing.T, h *upstream.Cluster, namespaces ...string) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -36,6 +39,9 @@ func playPools(ctx context.Context, t *testing.T, h *upstream.Cluster, namespace
 		defer close(done)
 		tick := time.NewTicker(poolTick)
 		defer tick.Stop()
+		// An API server restarted by TestAPIServerFaults refuses every tick for up to a
+		// minute: one line per namespace every poolErrorEvery says so.
+		logged := map[string]time.Time{}
 		for {
 			select {
 			case <-ctx.Done():
@@ -43,7 +49,8 @@ func playPools(ctx context.Context, t *testing.T, h *upstream.Cluster, namespace
 			case <-tick.C:
 			}
 			for _, ns := range namespaces {
-				if err := stepPools(ctx, h.Client, ns); err != nil && ctx.Err() == nil {
+				if err := stepPools(ctx, h.Client, ns); err != nil && ctx.Err() == nil && time.Since(logged[ns]) >= poolErrorEvery {
+					logged[ns] = time.Now()
 					t.Logf("playing Strimzi's node pools in %s: %v", ns, err)
 				}
 			}

@@ -105,6 +105,7 @@ func joinBrokers(ctx context.Context, t *testing.T, l *Lab, d v1alpha1.Autoscali
 	t.Logf("%d of %d partitions moved (%.0f MiB copied) in %s, in %d batches of at most %d per broker at the rebalance throttle of %.2f MiB/s; preferred leaders elected in %s",
 		re.Moved, l.Pipeline.Status.Plan.Partitions, float64(re.Bytes)/(1<<20), re.Took.Round(time.Second), re.Batches, moves,
 		float64(throttle)/(1<<20), re.Elected.Round(time.Second))
+	logMoveModel(ctx, t, l, *got.Status.Plan, d, re)
 
 	// The alert's rates span alerts.Window: the links read under the target once a window
 	// holds only the new placement.
@@ -141,6 +142,30 @@ func joinBrokers(ctx context.Context, t *testing.T, l *Lab, d v1alpha1.Autoscali
 	if a := got.Status.Autoscaling; a == nil || a.Brokers != d.To {
 		t.Errorf("status.autoscaling %+v: want the brokers left at the %d decided while they joined and carried the load", a, d.To)
 	}
+}
+
+// logMoveModel sets the rate the moves ran at beside the rate the simulator times broker moves
+// with (desired.RebalanceMove: the throttle less the live writes of the partitions moving at
+// once, per broker receiving), at the ingest the topic had meanwhile: how far the simulated
+// steps and spikes (docs/simulate.md) are from real brokers on saturated links. A figure, not
+// an assertion: it depends on the machine's load.
+func logMoveModel(ctx context.Context, t *testing.T, l *Lab, pl v1alpha1.Plan, d v1alpha1.AutoscalingDecision, re Reassignment) {
+	t.Helper()
+	if re.Took <= 0 || re.Bytes <= 0 {
+		return
+	}
+	window := max(int(re.Took.Seconds()), 30)
+	r := l.Prometheus.Query(ctx, fmt.Sprintf(`sum(rate(kafka_server_brokertopicmetrics_bytesin_total{topic=""}[%ds]))`, window))
+	if r.Err != nil || len(r.Series) != 1 {
+		t.Logf("no ingest over the moves to set the model against: %v", r)
+		return
+	}
+	ingest := r.Series[0].Value
+	_, model := desired.RebalanceMove(pl, d.From, d.To, 0, ingest)
+	measured := float64(re.Bytes) / re.Took.Seconds()
+	t.Logf("moves ran at %.2f MiB/s; the simulator's model (desired.RebalanceMove, %d -> %d brokers, ingest %.2f MiB/s) "+
+		"times them at %.2f MiB/s: measured/model %.2f", measured/(1<<20), d.From, d.To, ingest/(1<<20), model/(1<<20),
+		measured/max(model, 1))
 }
 
 // waitBrokerScaleUp waits for the autoscaler's decision to take the brokers from 2 to 3 or more
