@@ -145,7 +145,7 @@ func replaced(ctx context.Context, h *upstream.Cluster, p *v1alpha1.AnalyticsPip
 // claim, is wiped and Available again (Replay checks that the wipe came first).
 func nodeBack(ctx context.Context, t *testing.T, h *upstream.Cluster, lost lostNode) {
 	t.Helper()
-	n, ok := upstream.NodeNamed(lost.node)
+	n, ok := h.NodeNamed(lost.node)
 	if !ok {
 		t.Fatalf("node %s is not one of the harness's", lost.node)
 	}

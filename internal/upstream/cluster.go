@@ -41,6 +41,8 @@ type Cluster struct {
 	Dir string
 
 	components []*proc.Process
+	// nodes are the nodes the harness registered at its start (Options.Nodes).
+	nodes []Node
 	// env is the control plane, for the API server's faults (faults.go).
 	env *controlplane.Env
 }
@@ -106,7 +108,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if err := os.WriteFile(caFile, env.Config.CAData, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := &Cluster{Client: c, Config: env.Config, Dir: dir, env: env}
+	h := &Cluster{Client: c, Config: env.Config, Dir: dir, env: env, nodes: opts.Nodes}
 	h.components = append(h.components,
 		startControllerManager(t, dir, kc, env.CertDir(), caFile),
 		startScheduler(t, dir, kc),

@@ -102,9 +102,10 @@ func (c *Cluster) AddNodes(ctx context.Context, t testing.TB, nodes ...Node) {
 	createNodes(ctx, t, c.Client, nodes)
 }
 
-// NodeNamed is one of DefaultNodes by name, to register again after a test deleted it.
-func NodeNamed(name string) (Node, bool) {
-	for _, n := range DefaultNodes() {
+// NodeNamed is one of the nodes the harness started with (Options.Nodes) by name, to register
+// again after a test deleted it.
+func (c *Cluster) NodeNamed(name string) (Node, bool) {
+	for _, n := range c.nodes {
 		if n.Name == name {
 			return n, true
 		}
