@@ -226,15 +226,15 @@ func Start(ctx context.Context, opts ...Option) (*Env, error) {
 // (controller-runtime v0.24.1, pkg/internal/testing/controlplane/etcd.go: the peer URL is
 // chosen by addr.Suggest in Start; defaultArgs sits under Configure's flags).
 func choosePorts(te *envtest.Environment) error {
-	var client, peer, secure string
-	for _, p := range []*string{&client, &peer, &secure} {
+	var etcdClient, peer, secure string
+	for _, p := range []*string{&etcdClient, &peer, &secure} {
 		addr, err := localport.Pick()
 		if err != nil {
 			return err
 		}
 		*p = addr
 	}
-	etcd := &envtest.Etcd{URL: &url.URL{Scheme: "http", Host: client}}
+	etcd := &envtest.Etcd{URL: &url.URL{Scheme: "http", Host: etcdClient}}
 	etcd.Configure().Set("listen-peer-urls", "http://"+peer)
 	host, port, err := net.SplitHostPort(secure)
 	if err != nil {

@@ -23,11 +23,18 @@ var ephemeral = sync.OnceValues(func() (int, int) {
 	return parsePortRange(string(b))
 })
 
+// below is the ephemeral range's first port, and whether it leaves at least a thousand ports
+// above lowestPort for Pick to choose from.
+func below() (int, bool) {
+	low, _ := ephemeral()
+	return low, low-lowestPort >= 1000
+}
+
 // Chosen tells whether port is one Pick chooses when it does not leave the choice to the kernel:
 // below the ephemeral range and at least lowestPort.
 func Chosen(port int) bool {
-	low, _ := ephemeral()
-	return low-lowestPort >= 1000 && lowestPort <= port && port < low
+	low, ok := below()
+	return ok && lowestPort <= port && port < low
 }
 
 // parsePortRange reads ip_local_port_range's "low high"; Linux's default for anything else.
@@ -47,7 +54,7 @@ func parsePortRange(s string) (low, high int) {
 // ephemeral range (see doc.go). Where the range leaves fewer than a thousand ports below it, or
 // none of a hundred tries is free, the kernel picks.
 func Pick() (string, error) {
-	if low, _ := ephemeral(); low-lowestPort >= 1000 {
+	if low, ok := below(); ok {
 		for range 100 {
 			port := lowestPort + rand.IntN(low-lowestPort)
 			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
