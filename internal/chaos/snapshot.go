@@ -24,10 +24,12 @@ import (
 // life in two namespaces compare.
 type Snapshot map[string]Decided
 
-// Decided is one child's fields as Strata applied them, and their values.
+// Decided is one child's fields as Strata applied them, and their values; and the whole object,
+// to read another run's owned fields in.
 type Decided struct {
 	Fields map[string]any
 	Value  string
+	Object *unstructured.Unstructured
 }
 
 // Take lists every child kind Strata writes in p's namespace by p's selector labels and keeps
@@ -51,7 +53,7 @@ func Take(ctx context.Context, c client.Client, p *v1alpha1.AnalyticsPipeline) (
 		if err != nil {
 			return nil, err
 		}
-		out[k] = Decided{fields, v}
+		out[k] = Decided{fields, v, u.DeepCopy()}
 	}
 	return out, nil
 }
@@ -73,24 +75,12 @@ func Differs(ctx context.Context, c client.Client, p *v1alpha1.AnalyticsPipeline
 			out = append(out, k+" missing")
 			continue
 		}
-		got, err := value(u, w.Fields, p.Namespace)
+		d, err := differs(u, w, p.Namespace)
 		if err != nil {
 			return "", err
 		}
-		// Both ways: the other run's decisions are all here (what another manager added inside
-		// a list Strata applied whole, such as the empty status ECK's typed Update writes into
-		// claim templates, is no decision of Strata's), and what this run's Strata applied is
-		// all in the other run's.
-		mine, err := ownedFields(u)
-		if err != nil {
-			return "", err
-		}
-		own, err := value(u, mine, p.Namespace)
-		if err != nil {
-			return "", err
-		}
-		if !containsJSON(got, w.Value) || (mine != nil && !containsJSON(w.Value, own)) {
-			out = append(out, fmt.Sprintf("%s differs:\n    got  %s\n    want %s", k, got, w.Value))
+		if d != "" {
+			out = append(out, k+" differs:\n"+d)
 		}
 	}
 	for k, u := range live {
@@ -105,6 +95,45 @@ func Differs(ctx context.Context, c client.Client, p *v1alpha1.AnalyticsPipeline
 	}
 	sort.Strings(out)
 	return strings.Join(out, "\n  "), nil
+}
+
+// differs compares one live child u (in namespace) with another run's w, both ways: the other
+// run's decisions are all here (what another manager added inside a list Strata applied whole,
+// such as the empty status ECK's typed Update writes into claim templates, is no decision of
+// Strata's), and what this run's Strata applied has the same values in the other run's object.
+// Those values are read in the whole object, not only in what the other run's Strata applied:
+// which manager holds a field last is a matter of timing, not a decision. ECK's Elasticsearch
+// declares spec.nodeSets an atomic list (no x-kubernetes-list-type in its v3.5.0 CRD), so ECK's
+// typed Update takes the whole list whenever it writes, and Strata's next apply takes it back;
+// a run whose Strata applied the list after ECK's last write owns it, a run where ECK wrote last
+// does not, and both run the same nodes.
+func differs(u *unstructured.Unstructured, w Decided, namespace string) (string, error) {
+	got, err := value(u, w.Fields, namespace)
+	if err != nil {
+		return "", err
+	}
+	mine, err := ownedFields(u)
+	if err != nil {
+		return "", err
+	}
+	own, err := value(u, mine, namespace)
+	if err != nil {
+		return "", err
+	}
+	same := containsJSON(got, w.Value)
+	if same && mine != nil && !containsJSON(w.Value, own) {
+		theirs := w.Value
+		if w.Object != nil {
+			if theirs, err = value(w.Object, mine, w.Object.GetNamespace()); err != nil {
+				return "", err
+			}
+		}
+		same = containsJSON(theirs, own)
+	}
+	if same {
+		return "", nil
+	}
+	return fmt.Sprintf("    got  %s\n    want %s\n    this run's Strata applied %s", got, w.Value, own), nil
 }
 
 func value(u *unstructured.Unstructured, fields map[string]any, namespace string) (string, error) {
