@@ -122,13 +122,15 @@ func differs(u *unstructured.Unstructured, w Decided, namespace string) (string,
 	}
 	same := containsJSON(got, w.Value)
 	if same && mine != nil && !containsJSON(w.Value, own) {
-		theirs := w.Value
+		// Not among the fields the other run's Strata held: read in its whole object, if kept.
+		same = false
 		if w.Object != nil {
-			if theirs, err = value(w.Object, mine, w.Object.GetNamespace()); err != nil {
+			theirs, err := value(w.Object, mine, w.Object.GetNamespace())
+			if err != nil {
 				return "", err
 			}
+			same = containsJSON(theirs, own)
 		}
-		same = containsJSON(theirs, own)
 	}
 	if same {
 		return "", nil
