@@ -28,7 +28,7 @@ type ChildKind struct {
 // builder in desired.All and its RBAC marker on Reconciler: the controller watches,
 // applies, prunes and reports it from this list.
 var ChildKinds = []ChildKind{
-	{GVK: desired.ConfigMapGVK, Condition: v1alpha1.ConditionKafkaReady}, // Kafka's metrics configuration
+	{GVK: desired.ConfigMapGVK, Condition: v1alpha1.ConditionKafkaReady}, // Kafka's metrics configuration; also the job's executor target
 	strimziKind(desired.KafkaGVK, "kafkas"),
 	strimziKind(desired.KafkaNodePoolGVK, "kafkanodepools"),
 	strimziKind(desired.KafkaTopicGVK, "kafkatopics"),

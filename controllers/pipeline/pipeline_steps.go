@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -158,7 +159,8 @@ func (r *Reconciler) buildDesired(_ context.Context, s *scope) error {
 	s.recheck = sooner(s.recheck, after)
 	// The tiers the plan was computed on: pods on a local tier get node affinity to its nodes.
 	in := desired.Inputs{Pipeline: s.pipeline, Plan: s.plan, IngestImage: r.IngestImage, ElasticsearchPassword: s.esPassword,
-		EmptyBrokers: s.emptyBrokers, RefreshRemoval: refresh, Tiers: namedTiers(s)}
+		EmptyBrokers: s.emptyBrokers, RefreshRemoval: refresh, Tiers: namedTiers(s),
+		SubmittedExecutors: submittedExecutors(s.observed, s.pipeline)}
 	for _, obj := range desired.All(in) {
 		if served[obj.GroupVersionKind().String()] {
 			s.desired = append(s.desired, obj)
@@ -287,4 +289,15 @@ func sortedKeys(o observed) []ssa.Key {
 		return a.Name < b.Name
 	})
 	return keys
+}
+
+// submittedExecutors is spec.executor.instances of p's SparkApplication as it exists (0: none),
+// which a job changing its executors in place keeps (desired.ExecutorTarget).
+func submittedExecutors(obs observed, p *v1alpha1.AnalyticsPipeline) int32 {
+	app := obs.get(desired.SparkApplicationGVK, p.Namespace, desired.SparkApplicationName(p))
+	if app == nil {
+		return 0
+	}
+	n, _, _ := unstructured.NestedInt64(app.Object, "spec", "executor", "instances")
+	return int32(min(max(n, 0), math.MaxInt32))
 }

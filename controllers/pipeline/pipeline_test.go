@@ -121,8 +121,14 @@ func TestPipelineLifecycle(t *testing.T) {
 		if got := envtestutil.NestedInt(topic, "spec", "partitions"); got != int64(p.Status.Plan.Partitions) || got <= 20 {
 			t.Errorf("topic partitions %d, plan %d: want more than 20", got, p.Status.Plan.Partitions)
 		}
-		if got := envtestutil.NestedInt(app, "spec", "executor", "instances"); got != int64(p.Status.Plan.Executors) || got <= 4 {
-			t.Errorf("executors %d, plan %d: want more than 4", got, p.Status.Plan.Executors)
+		// Strata's job changes its executors in place: the target follows the plan, and the
+		// SparkApplication keeps the count it was submitted with (a change would resubmit it).
+		target := envtestutil.Child(t, o.C, desired.ConfigMapGVK, ns, desired.ExecutorsConfigMapName(p))
+		if got, _, _ := unstructured.NestedString(target.Object, "data", desired.ExecutorsKey); got != fmt.Sprint(p.Status.Plan.Executors) || p.Status.Plan.Executors <= 4 {
+			t.Errorf("executor target %s, plan %d: want more than 4", got, p.Status.Plan.Executors)
+		}
+		if got := envtestutil.NestedInt(app, "spec", "executor", "instances"); got != 4 {
+			t.Errorf("SparkApplication executors %d, want the 4 it was submitted with: the job follows its target in place", got)
 		}
 		nodeSets, _, _ := unstructured.NestedSlice(es.Object, "spec", "nodeSets")
 		if data := nodeSets[len(nodeSets)-1].(map[string]any); data["count"] != int64(p.Status.Plan.ElasticsearchDataNodes) || p.Status.Plan.ElasticsearchDataNodes <= 4 {

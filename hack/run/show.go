@@ -180,8 +180,12 @@ func summary(o *unstructured.Unstructured) string {
 	case "KafkaTopic":
 		return fmt.Sprintf("partitions=%d replicas=%d", num("spec", "partitions"), num("spec", "replicas"))
 	case "SparkApplication":
-		return fmt.Sprintf("executors=%d cores=%d serviceAccount=%s", num("spec", "executor", "instances"),
+		return fmt.Sprintf("executors=%d (submitted) cores=%d serviceAccount=%s", num("spec", "executor", "instances"),
 			num("spec", "executor", "cores"), str("spec", "driver", "serviceAccount"))
+	case "ConfigMap":
+		if o.GetLabels()[desired.LabelComponent] == desired.ComponentExecutorTarget {
+			return "executor target=" + str("data", desired.ExecutorsKey)
+		}
 	case "RoleBinding":
 		return fmt.Sprintf("%s/%s", str("roleRef", "kind"), str("roleRef", "name"))
 	case "Elasticsearch":

@@ -15,7 +15,8 @@ import (
 //   - the checkpoint claim (Strata's own job only) and elasticsearch-hadoop's secure settings
 //     store (a job of the user's only) before the SparkApplication whose pods mount them;
 //   - the driver's ServiceAccount and RoleBinding before the SparkApplication that runs as it
-//     (unless spec.spark.serviceAccountName names the user's own).
+//     (unless spec.spark.serviceAccountName names the user's own), and the executor target its
+//     driver reads (Strata's own job in the operator's image only).
 //
 // The rebalance template is left out when the plan runs no Cruise Control (a single broker);
 // a controller that prunes children it no longer builds then deletes it.
@@ -38,6 +39,9 @@ func All(in Inputs) []*unstructured.Unstructured {
 	}
 	if sa := ServiceAccount(in); sa != nil {
 		objs = append(objs, sa, RoleBinding(in))
+	}
+	if t := ExecutorTarget(in); t != nil {
+		objs = append(objs, t)
 	}
 	return append(objs, SparkApplication(in))
 }

@@ -88,7 +88,8 @@ func TestAllOrderAndKinds(t *testing.T) {
 			"Secret/clicks-ingest-es-keystore", "ServiceAccount/clicks-spark", "RoleBinding/clicks-spark", "SparkApplication/clicks"},
 		"strata-job": {"ConfigMap/sensors-kafka-metrics", "KafkaRebalance/sensors-rebalance-template",
 			"KafkaNodePool/sensors-controller", "KafkaNodePool/sensors-broker", "Kafka/sensors", "KafkaTopic/sensors",
-			"KafkaUser/sensors-ingest", "Secret/sensors-ingest-es-user", "Secret/sensors-ingest-es-roles", "Elasticsearch/sensors", "PersistentVolumeClaim/sensors-checkpoint", "SparkApplication/sensors"},
+			"KafkaUser/sensors-ingest", "Secret/sensors-ingest-es-user", "Secret/sensors-ingest-es-roles", "Elasticsearch/sensors", "PersistentVolumeClaim/sensors-checkpoint",
+			"ConfigMap/sensors-executors", "SparkApplication/sensors"},
 	}
 	for _, tc := range testCases(t) {
 		if got := kinds(tc.in); !reflect.DeepEqual(got, want[tc.name]) {

@@ -123,8 +123,14 @@ func ingestJobConf(conf map[string]string, in Inputs) {
 	conf[CheckpointDirConf] = CheckpointDir
 
 	conf[MaxOffsetsPerTriggerConf] = strconv.FormatInt(RecordsPerMicroBatch(p), 10)
-	// One Kafka partition is one Spark task: with fewer partitions than cores, cores idle.
-	executors, cores := max(int64(in.Plan.Executors), 1), max(int64(in.Plan.ExecutorCores), 1)
+	// One Kafka partition is one Spark task: with fewer partitions than cores, cores idle. A job
+	// that changes its executors in place is split for the most it may run (spec.spark.executors.max):
+	// a count from the plan would change the SparkApplication, and resubmit the job, at each step.
+	executors, cores := executorCount(in.Plan), max(int64(in.Plan.ExecutorCores), 1)
+	if ScalesExecutorsInPlace(p) {
+		executors = max(executors, int64(p.Spec.Spark.Executors.Max))
+		conf[ExecutorsConfigMapConf] = ExecutorsConfigMapName(p)
+	}
 	conf[MinPartitionsConf] = strconv.FormatInt(executors*cores, 10)
 
 	conf[ESURLConf] = ElasticsearchServiceURL(p)

@@ -188,10 +188,16 @@ func TestIngestJobSizing(t *testing.T) {
 	}
 	in := strataJob(t)
 	in.Plan.Executors, in.Plan.ExecutorCores = 3, 4
+	in.Pipeline.Spec.Spark.Executors.Max = 5
 	conf := SparkConf(in)
-	if got := conf[MinPartitionsConf]; got != "12" {
-		t.Errorf("minPartitions = %s, want 12 (3 executors × 4 cores)", got)
+	if got := conf[MinPartitionsConf]; got != "20" {
+		t.Errorf("minPartitions = %s, want 20 (at most 5 executors × 4 cores: the job scales in place)", got)
 	}
+	in.Pipeline.Spec.Spark.Image = "registry.example/strata-ingest:old"
+	if got := SparkConf(in)[MinPartitionsConf]; got != "12" {
+		t.Errorf("minPartitions in an image of the user's = %s, want 12 (3 executors × 4 cores)", got)
+	}
+	in.Pipeline.Spec.Spark.Image = ""
 	if !strings.HasPrefix(conf[CheckpointDirConf], conf["spark.kubernetes.driver.volumes.persistentVolumeClaim.checkpoint.mount.path"]+"/") {
 		t.Errorf("checkpointDir %s is not on the checkpoint volume", conf[CheckpointDirConf])
 	}

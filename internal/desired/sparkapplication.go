@@ -73,7 +73,7 @@ func SparkApplication(in Inputs) *unstructured.Unstructured {
 	}
 	driver := object{"cores": int64(DriverCores), "memory": DriverMemory}
 	executor := object{
-		"instances":           max(int64(in.Plan.Executors), 1),
+		"instances":           submittedExecutors(in),
 		"cores":               max(int64(in.Plan.ExecutorCores), 1),
 		"memory":              SparkSize(mem.Heap.Value()),
 		"memoryOverhead":      SparkSize(mem.Overhead.Value() + mem.PageCache.Value()),

@@ -145,8 +145,9 @@ func Pipeline(o Options) (*v1alpha1.AnalyticsPipeline, error) {
 			if o.Partitions > 0 {
 				s.Kafka.Topic.Partitions = o.Partitions
 			}
-			// Strata's own ingestion job, which Start runs (the fixture names a job of the user's).
-			s.Spark.MainApplicationFile, s.Spark.MainClass = "", ""
+			// Strata's own ingestion job in the operator's image, which Start runs and which
+			// follows the operator's executor target (the fixture names a job of the user's).
+			s.Spark.Image, s.Spark.MainApplicationFile, s.Spark.MainClass = "", "", ""
 		}),
 		gen.SetAutoscaling(v1alpha1.AutoscalingSpec{Enabled: true, IntervalSeconds: interval}),
 		gen.SetConditions(
@@ -208,7 +209,7 @@ func Start(t testing.TB, o Options) *Lab {
 	l.Search = StartSearch(t, l.dir, p)
 	l.ElasticsearchExporter = StartElasticsearchExporter(t, l.dir, p, l.Search)
 	l.AddPod(t, l.ElasticsearchExporter.Pod)
-	l.Job = StartIngestJob(t, l.dir, p, l.Kafka, l.Search, l.CAdvisor)
+	l.Job = StartIngestJob(t, l.dir, p, l.Kafka, l.Search, l.CAdvisor, l.driverKubeconfig(t))
 	l.AddPod(t, l.Job.Pod)
 	return l
 }

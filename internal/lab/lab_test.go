@@ -223,6 +223,8 @@ func TestLab(t *testing.T) {
 
 	t.Run("executor disk load: ExecutorPageCacheStarved and ExecutorHeavySpill firing", func(t *testing.T) { executorDisk(t, ctx, l) })
 
+	t.Run("executors changed in place: the operator's target, the same driver", func(t *testing.T) { executorsInPlace(t, ctx, l) })
+
 	t.Run("operator down: StrataOperatorDown firing", func(t *testing.T) {
 		if r := prom.Query(ctx, `ALERTS{alertname="StrataOperatorDown"}`); r.Err != nil || len(r.Series) != 0 {
 			t.Fatalf("before: %v", r)

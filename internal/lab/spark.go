@@ -167,7 +167,9 @@ func localClusterMaster(pod [][2]string) (string, error) {
 // aside, and the SparkApplication's driver and executor sizes) against the lab's brokers and
 // search node, and returns once its driver serves metrics, with the driver pod the Spark operator
 // would run it in for AddPod. With cadvisor, each executor is reported as its pod's container.
-func StartIngestJob(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline, k *Kafka, s *Search, cadvisor *CAdvisor) *IngestJob {
+// The driver reaches the lab's control plane with kubeconfig, as its pod's ServiceAccount token
+// reaches the cluster's: it reads its executor target there (desired.ExecutorTarget).
+func StartIngestJob(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline, k *Kafka, s *Search, cadvisor *CAdvisor, kubeconfig string) *IngestJob {
 	t.Helper()
 	if !desired.RunsIngestJob(p) {
 		t.Fatalf("pipeline %s runs a job of its own, not Strata's", p.Name)
@@ -194,6 +196,7 @@ func StartIngestJob(t testing.TB, dir string, p *v1alpha1.AnalyticsPipeline, k *
 	j := &IngestJob{UI: fmt.Sprintf("http://127.0.0.1:%d", port), stop: make(chan struct{}), home: sparkHome(t, dir, sparkJars),
 		watch: &executorWatch{namespace: p.Namespace, app: name, cadvisor: cadvisor, known: map[int]Executor{}}}
 	submit := sparkSubmitCommand(t, j.home, submitArgs(name, master, conf, pod, ingestJar))
+	submit.Env = append(submit.Env, "KUBECONFIG="+kubeconfig)
 	command := func() *exec.Cmd {
 		cmd := exec.Command(submit.Path, submit.Args[1:]...)
 		cmd.Env = submit.Env

@@ -31,6 +31,12 @@ type Delays struct {
 	// again) stops it, then the new driver starts, asks for its executors and resumes from
 	// its checkpoint.
 	SparkResubmit time.Duration `json:"sparkResubmit"`
+	// ExecutorStart is from a larger executor target to the new executors processing, for a
+	// job that changes its executors in place (Strata's own job in the operator's image,
+	// desired.ExecutorTarget): the driver reads the target every 5 s, Spark's Kubernetes
+	// scheduler creates the pods, they start and register. Those running go on meanwhile; a
+	// smaller target takes effect at once. Other jobs are resubmitted (SparkResubmit).
+	ExecutorStart time.Duration `json:"executorStart"`
 	// DataNodeStart is from a larger Elasticsearch nodeSet to the new data nodes indexing: ECK
 	// creates the pods, Elasticsearch starts, joins, and shards are allocated to it.
 	DataNodeStart time.Duration `json:"dataNodeStart"`
@@ -47,6 +53,7 @@ func DefaultDelays() Delays {
 		BrokerStart:        90 * time.Second,
 		BrokerDataFraction: 0.75,
 		SparkResubmit:      60 * time.Second,
+		ExecutorStart:      30 * time.Second,
 		DataNodeStart:      120 * time.Second,
 		DataNodeDrain:      10 * time.Minute,
 	}
@@ -57,7 +64,7 @@ func (d Delays) Validate() error {
 	for _, c := range []struct {
 		name string
 		v    time.Duration
-	}{{"brokerStart", d.BrokerStart}, {"sparkResubmit", d.SparkResubmit},
+	}{{"brokerStart", d.BrokerStart}, {"sparkResubmit", d.SparkResubmit}, {"executorStart", d.ExecutorStart},
 		{"dataNodeStart", d.DataNodeStart}, {"dataNodeDrain", d.DataNodeDrain}} {
 		if c.v < 0 || c.v > 24*time.Hour {
 			return fmt.Errorf("delays.%s: %s: want from 0 to 24h", c.name, c.v)

@@ -8,6 +8,7 @@ import (
 	"github.com/strata-dev/strata/api/v1alpha1"
 	"github.com/strata-dev/strata/internal/autoscale"
 	"github.com/strata-dev/strata/internal/autoscale/prometheus"
+	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/plan"
 )
 
@@ -274,10 +275,18 @@ func (s *sim) decide(now float64, c capacity) error {
 	}
 	after := autoscale.Base(s.p, s.st).Spec.Spark.Memory
 	memoryMoved := after.PageCachePercent != before.PageCachePercent || after.OffHeapPercent != before.OffHeapPercent
-	if to.Executors != from.Executors || memoryMoved {
+	switch {
+	case memoryMoved || to.Executors != from.Executors && !desired.ScalesExecutorsInPlace(s.p):
 		// Any change of the SparkApplication resubmits the job.
 		s.sparkDownUntil = now + s.delays.SparkResubmit.Seconds()
 		s.pending[1] = &change{to: to.Executors, at: s.sparkDownUntil}
+	case to.Executors > from.Executors:
+		// Strata's job changes its executors in place (desired.ExecutorTarget): those running
+		// go on reading while the new ones start.
+		s.pending[1] = &change{to: to.Executors, at: math.Max(now+s.delays.ExecutorStart.Seconds(), s.sparkDownUntil)}
+	case to.Executors < from.Executors:
+		// Removed at once: the driver kills them at its next read of the target.
+		s.pending[1] = &change{to: to.Executors, at: math.Max(now, s.sparkDownUntil)}
 	}
 	if to.DataNodes != from.DataNodes {
 		wait := s.delays.DataNodeStart

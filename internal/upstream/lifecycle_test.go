@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -90,6 +91,8 @@ func TestLifecycleOnRealControllers(t *testing.T) {
 			}
 			return nil
 		})
+		// The job's micro-batch follows the workload (maxOffsetsPerTrigger): a new sparkConf, which
+		// the Spark operator submits again.
 		testutil.Eventually(t, upstreamWait, "the Spark operator's new submission", func() error {
 			if uid := driverUID(ctx, t, h, drop); uid == "" || uid == before {
 				return fmt.Errorf("driver %q, before %q", uid, before)
@@ -97,6 +100,48 @@ func TestLifecycleOnRealControllers(t *testing.T) {
 			return nil
 		})
 		checkDriver(ctx, t, h, drop.Namespace, desired.SparkApplicationName(drop))
+	})
+
+	t.Run("executors changed in place", func(t *testing.T) {
+		// More executors and nothing else (the floor raised, as the autoscaler raises the
+		// count): the target changes, the SparkApplication does not, so the Spark operator has
+		// nothing to submit again (EventFilter.Update compares the spec; its generation proves
+		// the spec unchanged once the operator has planned the change).
+		before := driverUID(ctx, t, h, drop)
+		app := sparkApplication(ctx, t, h, drop)
+		got := &v1alpha1.AnalyticsPipeline{}
+		if err := h.Client.Get(ctx, client.ObjectKeyFromObject(drop), got); err != nil {
+			t.Fatal(err)
+		}
+		want := got.Status.Plan.Executors + 2
+		patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"spark":{"executors":{"min":%d}}}}`, want)))
+		if err := h.Client.Patch(ctx, got, patch); err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, upstreamWait, fmt.Sprintf("the pipeline planned with %d executors and its target written", want), func() error {
+			if err := h.Client.Get(ctx, client.ObjectKeyFromObject(drop), got); err != nil {
+				return err
+			}
+			if got.Status.ObservedGeneration != got.Generation || got.Status.Plan.Executors != want {
+				return fmt.Errorf("generation %d observed %d, %d executors planned", got.Generation, got.Status.ObservedGeneration, got.Status.Plan.Executors)
+			}
+			var cm corev1.ConfigMap
+			if err := h.Client.Get(ctx, client.ObjectKey{Namespace: drop.Namespace, Name: desired.ExecutorsConfigMapName(drop)}, &cm); err != nil {
+				return err
+			}
+			if cm.Data[desired.ExecutorsKey] != fmt.Sprint(want) {
+				return fmt.Errorf("target %q", cm.Data[desired.ExecutorsKey])
+			}
+			return nil
+		})
+		after := sparkApplication(ctx, t, h, drop)
+		if after.GetGeneration() != app.GetGeneration() {
+			t.Errorf("the SparkApplication went from generation %d to %d: its spec changed, which the Spark operator resubmits",
+				app.GetGeneration(), after.GetGeneration())
+		}
+		if uid := driverUID(ctx, t, h, drop); uid != before {
+			t.Errorf("driver %q, before %q: the job was submitted again", uid, before)
+		}
 	})
 
 	t.Run("delete under Delete", func(t *testing.T) {
@@ -177,6 +222,16 @@ func driverUID(ctx context.Context, t *testing.T, h *Cluster, p *v1alpha1.Analyt
 		t.Fatal(err)
 	}
 	return string(pod.UID)
+}
+
+// sparkApplication reads p's SparkApplication.
+func sparkApplication(ctx context.Context, t *testing.T, h *Cluster, p *v1alpha1.AnalyticsPipeline) *unstructured.Unstructured {
+	app := &unstructured.Unstructured{}
+	app.SetGroupVersionKind(desired.SparkApplicationGVK)
+	if err := h.Client.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: desired.SparkApplicationName(p)}, app); err != nil {
+		t.Fatal(err)
+	}
+	return app
 }
 
 // boundVolumes maps each bound claim in ns to its volume.

@@ -39,7 +39,8 @@ public record IngestConf(
     String deleteAfter,
     RecordFormat recordFormat,
     String idField,
-    String timestampField) implements java.io.Serializable {
+    String timestampField,
+    String executorsConfigMap) implements java.io.Serializable {
 
   /** The prefix of every key the job reads. */
   public static final String PREFIX = "spark.strata.";
@@ -78,13 +79,16 @@ public record IngestConf(
   static final String RECORD_FORMAT = PREFIX + "record.format";
   static final String ID_FIELD = PREFIX + "record.idField";
   static final String TIMESTAMP_FIELD = PREFIX + "record.timestampField";
+  /** The ConfigMap whose "executors" the driver keeps its executor count at (ExecutorScaler). */
+  static final String EXECUTORS_CONFIG_MAP = PREFIX + "executors.configMap";
 
   /** Every key the job knows; any other spark.strata.* key (outside the shuffle's) is refused. */
   static final Set<String> KNOWN = Set.of(
       PIPELINE, CHECKPOINT_DIR, KAFKA_BOOTSTRAP, KAFKA_TOPIC, KAFKA_JAAS_ENV, MAX_OFFSETS,
       MIN_PARTITIONS, ES_URL, ES_CA_PATH, ES_USER_ENV, ES_PASSWORD_ENV, ES_INDEX,
       ES_DEAD_LETTER_INDEX, ES_SHARDS, ES_REPLICAS, BULK_ACTIONS, BULK_BYTES, ROLLOVER_MAX_AGE,
-      ROLLOVER_MAX_SIZE, DELETE_AFTER, RECORD_FORMAT, ID_FIELD, TIMESTAMP_FIELD);
+      ROLLOVER_MAX_SIZE, DELETE_AFTER, RECORD_FORMAT, ID_FIELD, TIMESTAMP_FIELD,
+      EXECUTORS_CONFIG_MAP);
 
   /** The Kafka consumer group the job commits its progress to: the pipeline's name. */
   public String consumerGroup() {
@@ -133,7 +137,8 @@ public record IngestConf(
         k.duration(DELETE_AFTER, null),
         k.format(),
         k.optional(ID_FIELD, null),
-        k.optional(TIMESTAMP_FIELD, null));
+        k.optional(TIMESTAMP_FIELD, null),
+        k.objectName(EXECUTORS_CONFIG_MAP));
     if (!k.problems.isEmpty()) {
       throw new IllegalArgumentException(
           "Strata ingestion job: bad configuration: " + String.join("; ", k.problems));
@@ -253,6 +258,15 @@ public record IngestConf(
       String v = optional(key, dflt);
       if (v != null && !v.matches("[1-9][0-9]*(b|kb|mb|gb|tb)")) {
         problems.add(key + ": \"" + v + "\" is not a size like 50gb, 512mb");
+      }
+      return v;
+    }
+
+    /** A Kubernetes object name (RFC 1123 subdomain), or null when the key is absent. */
+    String objectName(String key) {
+      String v = optional(key, null);
+      if (v != null && (v.length() > 253 || !v.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"))) {
+        problems.add(key + ": \"" + v + "\" is not a Kubernetes object name (lower case letters, digits, - and .)");
       }
       return v;
     }

@@ -31,7 +31,7 @@ public final class IngestJob {
     try {
       IngestConf conf = IngestConf.from(settings(spark));
       Running job = start(spark, conf);
-      try {
+      try (AutoCloseable scaler = followExecutorTarget(spark, conf)) {
         job.query().awaitTermination();
         status = 0;
       } finally {
@@ -76,6 +76,30 @@ public final class IngestJob {
           + conf.esCaPath() + ")") + ": " + root, e);
     }
   }
+
+  /**
+   * Keeps the executor count at the target the operator publishes in the ConfigMap
+   * spark.strata.executors.configMap names, in the driver's namespace (spark.kubernetes.namespace),
+   * while the query runs; without the key, spark.executor.instances holds, as in Spark.
+   */
+  static AutoCloseable followExecutorTarget(SparkSession spark, IngestConf conf) {
+    if (conf.executorsConfigMap() == null) {
+      return () -> {};
+    }
+    String namespace = spark.sparkContext().getConf().get("spark.kubernetes.namespace", null);
+    ConfigMapTarget source = new ConfigMapTarget(namespace, conf.executorsConfigMap());
+    ExecutorScaler scaler = ExecutorScaler.start(spark.sparkContext(), source, TARGET_PERIOD_MILLIS);
+    return () -> {
+      scaler.close();
+      source.close();
+    };
+  }
+
+  /**
+   * How often the driver reads its executor target: one GET of one ConfigMap, against the
+   * autoscaler's decisions a minute or more apart.
+   */
+  static final long TARGET_PERIOD_MILLIS = 5_000;
 
   /** Every Spark setting, for IngestConf. */
   static Map<String, String> settings(SparkSession spark) {

@@ -49,6 +49,7 @@ class IngestConfTest {
     assertEquals(IngestConf.RecordFormat.JSON, c.recordFormat());
     assertNull(c.idField());
     assertNull(c.esUserEnv());
+    assertNull(c.executorsConfigMap());
   }
 
   @Test
@@ -68,6 +69,7 @@ class IngestConfTest {
     m.put("spark.strata.record.format", "raw");
     m.put("spark.strata.record.idField", "uuid");
     m.put("spark.strata.record.timestampField", "ts");
+    m.put("spark.strata.executors.configMap", "sensors-executors");
     IngestConf c = IngestConf.from(m);
     assertEquals("KAFKA_JAAS", c.kafkaSaslJaasConfigEnv());
     assertEquals(8, c.minPartitions());
@@ -83,6 +85,7 @@ class IngestConfTest {
     assertEquals(IngestConf.RecordFormat.RAW, c.recordFormat());
     assertEquals("uuid", c.idField());
     assertEquals("ts", c.timestampField());
+    assertEquals("sensors-executors", c.executorsConfigMap());
   }
 
   @Test
@@ -109,6 +112,8 @@ class IngestConfTest {
         {"spark.strata.elasticsearch.delete.minAge", "30 days", "not a duration"},
         {"spark.strata.elasticsearch.rollover.maxPrimaryShardSize", "50G", "not a size"},
         {"spark.strata.record.format", "avro", "neither json nor raw"},
+        {"spark.strata.executors.configMap", "Sensors_Executors", "not a Kubernetes object name"},
+        {"spark.strata.executors.configMap", "sensors-", "not a Kubernetes object name"},
         {"spark.strata.pipeline", "  ", "empty"},
         {"spark.strata.elasticsearch.bulkActoins", "10", "unknown key"},
     };
