@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/api/v1alpha1"
+	"github.com/strata-dev/strata/controllers/internal/setup"
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/plan"
 	"github.com/strata-dev/strata/internal/ssa"
@@ -159,8 +160,8 @@ func (r *Reconciler) buildDesired(_ context.Context, s *scope) error {
 	s.recheck = sooner(s.recheck, after)
 	// The tiers the plan was computed on: pods on a local tier get node affinity to its nodes.
 	in := desired.Inputs{Pipeline: s.pipeline, Plan: s.plan, IngestImage: r.IngestImage, ElasticsearchPassword: s.esPassword,
-		EmptyBrokers: s.emptyBrokers, RefreshRemoval: refresh, Tiers: namedTiers(s),
-		SubmittedExecutors: submittedExecutors(s.observed, s.pipeline)}
+		EmptyBrokers: s.emptyBrokers, RefreshRemoval: refresh, Tiers: namedTiers(s)}
+	in.SubmittedExecutors = keptExecutors(s.observed, in)
 	for _, obj := range desired.All(in) {
 		if served[obj.GroupVersionKind().String()] {
 			s.desired = append(s.desired, obj)
@@ -291,13 +292,23 @@ func sortedKeys(o observed) []ssa.Key {
 	return keys
 }
 
-// submittedExecutors is spec.executor.instances of p's SparkApplication as it exists (0: none),
-// which a job changing its executors in place keeps (desired.ExecutorTarget).
-func submittedExecutors(obs observed, p *v1alpha1.AnalyticsPipeline) int32 {
+// keptExecutors is the executor count p's SparkApplication keeps (desired.Inputs
+// SubmittedExecutors) for a job that changes its executors in place: the count it was submitted
+// with, so that the Spark operator has nothing to submit again for what the driver does itself
+// (desired.ExecutorTarget). 0, the plan's count, when there is no SparkApplication yet, or when
+// it changes anyway (a new memory split or micro-batch size, a field someone else changed): the
+// Spark operator then submits the job again, and its new driver had better start with the count
+// it is to run than start the old one's pods and remove them seconds later.
+func keptExecutors(obs observed, in desired.Inputs) int32 {
+	p := in.Pipeline
 	app := obs.get(desired.SparkApplicationGVK, p.Namespace, desired.SparkApplicationName(p))
-	if app == nil {
+	if app == nil || !desired.ScalesExecutorsInPlace(p) {
 		return 0
 	}
 	n, _, _ := unstructured.NestedInt64(app.Object, "spec", "executor", "instances")
-	return int32(min(max(n, 0), math.MaxInt32))
+	in.SubmittedExecutors = int32(min(max(n, 0), math.MaxInt32))
+	if in.SubmittedExecutors == 0 || !ssa.UpToDate(app, desired.SparkApplication(in), setup.FieldOwner) {
+		return 0
+	}
+	return in.SubmittedExecutors
 }

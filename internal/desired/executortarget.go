@@ -57,8 +57,8 @@ func executorCount(pl v1alpha1.Plan) int64 { return max(int64(pl.Executors), 1) 
 
 // submittedExecutors is the SparkApplication's executor.instances: the plan's count, except for a
 // job that scales in place and already runs, which keeps the count it was submitted with
-// (Inputs.SubmittedExecutors) so that the operator does not submit it again for what it does
-// itself. Its driver starts with that count and moves to the target within seconds.
+// (Inputs.SubmittedExecutors, which the controller leaves 0 when the SparkApplication changes
+// anyway) so that the operator does not submit it again for what it does itself.
 func submittedExecutors(in Inputs) int64 {
 	if in.SubmittedExecutors > 0 && ScalesExecutorsInPlace(in.Pipeline) {
 		return int64(in.SubmittedExecutors)

@@ -32,8 +32,9 @@ type Inputs struct {
 	// IngestImage is Strata's job image, for pipelines that name none (the manager's
 	// --ingest-image); empty: DefaultIngestImage.
 	IngestImage string
-	// SubmittedExecutors is spec.executor.instances of the SparkApplication that exists now (0:
-	// none). A job that changes its executors in place keeps it (ExecutorTarget).
+	// SubmittedExecutors is spec.executor.instances of the SparkApplication that exists now, for
+	// a job that changes its executors in place to keep (ExecutorTarget); 0: the plan's count (no
+	// SparkApplication yet, or one that changes anyway and is submitted again).
 	SubmittedExecutors int32
 	// Tiers are the StorageTiers the pipeline names, as the plan was computed on: the pods
 	// whose volumes are on a local one get node affinity to its nodes (placement.go). A tier

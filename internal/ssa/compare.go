@@ -10,6 +10,13 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
+// UpToDate says whether applying want to live as manager would change nothing (upToDate): for
+// a caller that chooses between two versions of an object by whether the one it has would be
+// written at all.
+func UpToDate(live, want *unstructured.Unstructured, manager string) bool {
+	return upToDate(live, want, manager)
+}
+
 // upToDate says, without a cached apply, whether applying want to live would change nothing:
 // live holds every field of want with the same value, and want still has every field manager
 // owns on live. The second half catches a field dropped from want, which an apply removes

@@ -100,6 +100,10 @@ func TestLifecycleOnRealControllers(t *testing.T) {
 			return nil
 		})
 		checkDriver(ctx, t, h, drop.Namespace, desired.SparkApplicationName(drop))
+		// Submitted again anyway, the job starts with the executors it is to run.
+		if n, _, _ := unstructured.NestedInt64(sparkApplication(ctx, t, h, drop).Object, "spec", "executor", "instances"); n != int64(got.Status.Plan.Executors) {
+			t.Errorf("the SparkApplication submitted again has %d executors, the plan %d", n, got.Status.Plan.Executors)
+		}
 	})
 
 	t.Run("executors changed in place", func(t *testing.T) {
