@@ -127,6 +127,7 @@ final class ExecutorScaler extends SparkListener implements AutoCloseable {
       report("the executor target in " + source.describe() + " is refused: " + why);
       return;
     }
+    reported = null; // a target read: the next problem is news again
     ExecutorTarget ask;
     synchronized (this) {
       List<String> live = live();
@@ -145,7 +146,6 @@ final class ExecutorScaler extends SparkListener implements AutoCloseable {
           ask.kill().isEmpty() ? "" : ": removing " + ask.kill());
       requested = ask.requestTotal();
     }
-    reported = null;
     if (!ask.kill().isEmpty()
         // Lowers the backend's total by as many; the request below pins it to the target.
         && !sc.killExecutors(CollectionConverters.asScala(ask.kill()).toList())) {
