@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/strata-dev/strata/internal/desired"
 	"github.com/strata-dev/strata/internal/testutil"
@@ -21,10 +20,7 @@ func (l *Lab) driverKubeconfig(t testing.TB) string {
 	t.Helper()
 	ctx := context.Background()
 	p := l.Pipeline
-	cs, err := kubernetes.NewForConfig(l.Operator.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := l.Operator.clientset
 	name := desired.SparkServiceAccountName(p)
 	testutil.Eventually(t, 2*time.Minute, "the operator to make the driver's ServiceAccount, RoleBinding and executor target", func() error {
 		if _, err := cs.CoreV1().ServiceAccounts(p.Namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
