@@ -19,7 +19,9 @@ Replays a load trace through the pipeline's plan and its autoscaler, in simulate
 reports what the autoscaler did and what it cost: replica-seconds per resource against a static
 configuration sized for the trace's peak, scale actions and reversals, seconds with capacity
 below demand, and the largest lag. The pipeline's spec.autoscaling settings are used (enabled or
-not); its declared workload is the floor the autoscaler never goes under.
+not); its declared workload is the floor the autoscaler never goes under. When Kafka's intake
+was below the demand, the trace is replayed with spec.kafka.brokers.min raised, and the fewest
+with which the producers never wait is printed with its cost (brokers kept in advance).
 
 The trace is CSV with the header seconds,messagesPerSecond (and optionally messageBytes): the
 load is constant from one row to the next, and the last row's seconds ends the trace.
@@ -66,6 +68,11 @@ func runSimulate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	res, err := simulate.Run(input.pipeline, input.tiers, trace, delays)
 	if err != nil {
+		return fail(fmt.Errorf("%s: %w", input.pipelineSource, err))
+	}
+	// Where the producers waited, what brokers kept in advance would have done: no decision
+	// after a rise begins carries one shorter than a broker's join (simulate.KeepBrokers).
+	if res.BrokersKept, err = simulate.KeepBrokers(input.pipeline, input.tiers, trace, delays, res); err != nil {
 		return fail(fmt.Errorf("%s: %w", input.pipelineSource, err))
 	}
 	if *plotPath != "" {

@@ -29,7 +29,9 @@ func TestSimulateTable(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	for _, want := range []string{"RESOURCE", "brokers", "executors", "dataNodes", "STATIC PEAK",
-		"Capacity below demand:", "Largest lag:", "DECISIONS", "ScaleUp"} {
+		"Capacity below demand:", "Largest lag:", "DECISIONS", "ScaleUp",
+		// The producers waited on the step: what a broker kept in advance would have done.
+		"Brokers kept in advance: with spec.kafka.brokers.min: 3 Kafka's intake is never below the demand"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("the table has no %q:\n%s", want, r.stdout)
 		}
@@ -50,15 +52,20 @@ func TestSimulateJSONAndPlot(t *testing.T) {
 	for k := range got {
 		keys = append(keys, k)
 	}
-	want := "durationSeconds maxLagRecords maxLagSeconds resources secondsBelowDemand secondsIntakeBelowDemand series"
+	want := "brokersKept durationSeconds maxLagRecords maxLagSeconds resources secondsBelowDemand secondsIntakeBelowDemand series"
 	if strings.Join(sortedCopy(keys), " ") != want {
 		t.Errorf("JSON keys %v, want exactly %s", sortedCopy(keys), want)
 	}
 	var res struct {
-		Resources map[string]map[string]float64 `json:"resources"`
+		Resources   map[string]map[string]float64 `json:"resources"`
+		BrokersKept map[string]float64            `json:"brokersKept"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatal(err)
+	}
+	if k := res.BrokersKept; len(k) != 5 || k["min"] != 3 || k["tried"] != 4 || k["secondsIntakeBelowDemand"] != 0 ||
+		k["secondsBelowDemand"] <= 0 || k["staticPeakRatio"] <= 0 {
+		t.Errorf("brokersKept = %v: want min 3, tried 4 (the static peak's brokers), the replay's seconds below demand and its ratio", k)
 	}
 	for _, name := range []string{"brokers", "executors", "dataNodes"} {
 		fields := res.Resources[name]

@@ -20,6 +20,9 @@ type Result struct {
 	MaxLagRecords float64 `json:"maxLagRecords"`
 	// MaxLagSeconds is the longest a record waited to be indexed, beyond the first second.
 	MaxLagSeconds float64 `json:"maxLagSeconds"`
+	// BrokersKept is what brokers kept in advance would have done where Kafka's intake was
+	// below the demand (KeepBrokers; strata simulate sets it, Run does not).
+	BrokersKept *BrokersKept `json:"brokersKept,omitempty"`
 	// Series has one step per autoscaler interval.
 	Series []Step `json:"series"`
 

@@ -32,6 +32,7 @@ func WriteTable(w io.Writer, r *Result) error {
 	fmt.Fprintf(w, "\nCapacity below demand: %.0f s (%s of the time); Kafka's intake below it: %.0f s (%s)\n", r.SecondsBelowDemand,
 		percent(r.SecondsBelowDemand, r.DurationSeconds), r.SecondsIntakeBelowDemand, percent(r.SecondsIntakeBelowDemand, r.DurationSeconds))
 	fmt.Fprintf(w, "Largest lag: %.0f records, %.0f s\n", r.MaxLagRecords, r.MaxLagSeconds)
+	writeKept(w, r)
 	if len(r.Decisions) == 0 {
 		_, err := fmt.Fprintln(w, "\nThe autoscaler changed nothing.")
 		return err
@@ -50,4 +51,21 @@ func percent(part, whole float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f%%", 100*part/whole)
+}
+
+// writeKept prints what brokers kept in advance would have done, when strata simulate replayed
+// it (Result.BrokersKept).
+func writeKept(w io.Writer, r *Result) {
+	k := r.BrokersKept
+	switch {
+	case k == nil:
+	case k.Tried == 0:
+		fmt.Fprintln(w, "Brokers kept in advance: none can be, spec.kafka.brokers.max is spec.kafka.brokers.min")
+	case k.Min == 0:
+		fmt.Fprintf(w, "Brokers kept in advance: no spec.kafka.brokers.min up to %d keeps Kafka's intake at the demand on this trace\n", k.Tried)
+	default:
+		fmt.Fprintf(w, "Brokers kept in advance: with spec.kafka.brokers.min: %d Kafka's intake is never below the demand; capacity below "+
+			"demand %.0f s (%s of the time), %s of the static peak's replica-seconds (%s as declared)\n", k.Min, k.SecondsBelowDemand,
+			percent(k.SecondsBelowDemand, r.DurationSeconds), percent(k.StaticPeakRatio, 1), percent(r.Ratio(), 1))
+	}
 }
