@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -80,16 +83,115 @@ func (f *fence) open() (bool, time.Time) {
 // wrap guards the writes of a client's transport (rest.Config.WrapTransport). Reviews (a
 // TokenReview, a SubjectAccessReview: the metrics endpoint's checks of its scrapers) change
 // nothing and pass.
+//
+// A check before a request is sent is not the last moment it could be stopped: a write that
+// passed it and was then frozen with its process (a long GC pause, SIGSTOP) before its bytes left
+// reaches the API server when the process wakes, after a standby took the lease over
+// (TestStandbyTakesOver found three PATCHes of a frozen leader landing 0.25 s into the next
+// tenure, on 2026-11-29). So writes go over connections of their own (writeTransport) whose every
+// Write checks the fence again, just before the bytes reach the kernel; once there, a frozen
+// process no longer holds them back.
 func (f *fence) wrap(rt http.RoundTripper) http.RoundTripper {
+	writes := &writeTransport{f: f, rt: rt}
 	return roundTripper(func(r *http.Request) (*http.Response, error) {
-		if fenced(r) {
-			if ok, until := f.open(); !ok {
-				return nil, fmt.Errorf("not sending %s %s: this replica's leader lease was last renewed for writes until %s (fenced: another replica may lead)",
-					r.Method, r.URL.Path, until.Format(time.RFC3339Nano))
-			}
+		if !fenced(r) {
+			return rt.RoundTrip(r)
 		}
-		return rt.RoundTrip(r)
+		if ok, until := f.open(); !ok {
+			return nil, fmt.Errorf("not sending %s %s: this replica's leader lease was last renewed for writes until %s (fenced: another replica may lead)",
+				r.Method, r.URL.Path, until.Format(time.RFC3339Nano))
+		}
+		return writes.RoundTrip(r)
 	})
+}
+
+// writeTransport sends the writes over a copy of client-go's transport of their own: HTTP/1.1,
+// over connections that check the fence on every Write (fencedConn). HTTP/1.1, because an HTTP/2
+// connection carries the reads too (a standby's informers, which must go on while it is fenced),
+// and a clone of a transport x/net/http2 configured shares its HTTP/2 connection pool with the
+// original.
+//
+// client-go hands WrapTransport its *http.Transport inside wrappers of its own
+// (k8s.io/client-go/transport/cache.go: trackedTransport for the TLS cache's garbage
+// collection; ca_rotation.go: atomicTransportHolder, which swaps the transport when the CA file
+// changes), both utilnet.RoundTripperWrapper. The copy is made of the transport found under them
+// at each write, and made again when it changes, so that a rotated CA reaches the writes too. A
+// transport with no *http.Transport under it keeps the check before sending only.
+type writeTransport struct {
+	f  *fence
+	rt http.RoundTripper
+
+	mu         sync.Mutex
+	base, copy *http.Transport
+}
+
+func (w *writeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	base := underlying(w.rt)
+	if base == nil {
+		return w.rt.RoundTrip(r)
+	}
+	w.mu.Lock()
+	if base != w.base {
+		if w.copy != nil {
+			w.copy.CloseIdleConnections()
+		}
+		w.base, w.copy = base, w.f.fencedCopy(base)
+	}
+	c := w.copy
+	w.mu.Unlock()
+	return c.RoundTrip(r)
+}
+
+// underlying is the *http.Transport under rt's wrappers, or nil.
+func underlying(rt http.RoundTripper) *http.Transport {
+	for range 8 {
+		switch t := rt.(type) {
+		case *http.Transport:
+			return t
+		case utilnet.RoundTripperWrapper:
+			rt = t.WrappedRoundTripper()
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// fencedCopy is base for HTTP/1.1 over fenced connections.
+func (f *fence) fencedCopy(base *http.Transport) *http.Transport {
+	t := base.Clone()
+	t.ForceAttemptHTTP2 = false
+	t.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	if t.TLSClientConfig != nil {
+		t.TLSClientConfig.NextProtos = []string{"http/1.1"} // not the h2 ConfigureTransports added
+	}
+	dial := t.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &fencedConn{Conn: c, f: f}, nil
+	}
+	return t
+}
+
+// fencedConn refuses to write once the fence has closed: the request on it fails with the
+// refusal, and net/http closes a connection a write failed on, so no later request reuses it.
+type fencedConn struct {
+	net.Conn
+	f *fence
+}
+
+func (c *fencedConn) Write(b []byte) (int, error) {
+	if ok, until := c.f.open(); !ok {
+		return 0, fmt.Errorf("not writing to the API server: this replica's leader lease was last renewed for writes until %s (fenced: another replica may lead)",
+			until.Format(time.RFC3339Nano))
+	}
+	return c.Conn.Write(b)
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)
