@@ -122,7 +122,7 @@ type writeTransport struct {
 	rt http.RoundTripper
 
 	mu         sync.Mutex
-	base, copy *http.Transport
+	base, clone *http.Transport
 }
 
 func (w *writeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -132,12 +132,12 @@ func (w *writeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	w.mu.Lock()
 	if base != w.base {
-		if w.copy != nil {
-			w.copy.CloseIdleConnections()
+		if w.clone != nil {
+			w.clone.CloseIdleConnections()
 		}
-		w.base, w.copy = base, w.f.fencedCopy(base)
+		w.base, w.clone = base, w.f.fencedCopy(base)
 	}
-	c := w.copy
+	c := w.clone
 	w.mu.Unlock()
 	return c.RoundTrip(r)
 }
