@@ -121,7 +121,7 @@ type writeTransport struct {
 	f  *fence
 	rt http.RoundTripper
 
-	mu         sync.Mutex
+	mu          sync.Mutex
 	base, clone *http.Transport
 }
 
