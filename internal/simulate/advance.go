@@ -39,11 +39,12 @@ type BrokersKept struct {
 // demand. It returns nil when r's intake never was (nothing to keep). r is the run of the
 // pipeline as it is, on the same trace and delays.
 //
-// The fewest is found by bisection: a broker more kept in advance never lets less through at any
-// moment (the autoscaler never goes under the min), so the time the intake is below the demand
-// falls as the min rises. That keeps the replays to a few (about log2 of the range) where the
-// range is wide: a trace of a week at 1,000 brokers' peak would otherwise be replayed 999 times.
-// What it returns is always a replay's own figures.
+// The fewest is found by bisection, which takes the time the intake is below the demand to fall
+// as the min rises: a broker more kept in advance is there when a rise begins, and the
+// autoscaler never goes under the min. That keeps the replays to a few (about log2 of the range)
+// where the range is wide: a trace of a week at 1,000 brokers' peak would otherwise be replayed
+// 999 times. TestKeepBrokersIsTheFewest checks it against replaying each min in turn; what it
+// returns is always a replay's own figures.
 func KeepBrokers(p *v1alpha1.AnalyticsPipeline, tiers []v1alpha1.StorageTier, tr Trace, delays Delays, r *Result) (*BrokersKept, error) {
 	if r.SecondsIntakeBelowDemand == 0 || r.DurationSeconds <= 0 {
 		return nil, nil
