@@ -98,8 +98,7 @@ func (f *fence) wrap(rt http.RoundTripper) http.RoundTripper {
 			return rt.RoundTrip(r)
 		}
 		if ok, until := f.open(); !ok {
-			return nil, fmt.Errorf("not sending %s %s: this replica's leader lease was last renewed for writes until %s (fenced: another replica may lead)",
-				r.Method, r.URL.Path, until.Format(time.RFC3339Nano))
+			return nil, refused("sending "+r.Method+" "+r.URL.Path, until)
 		}
 		return writes.RoundTrip(r)
 	})
@@ -188,10 +187,15 @@ type fencedConn struct {
 
 func (c *fencedConn) Write(b []byte) (int, error) {
 	if ok, until := c.f.open(); !ok {
-		return 0, fmt.Errorf("not writing to the API server: this replica's leader lease was last renewed for writes until %s (fenced: another replica may lead)",
-			until.Format(time.RFC3339Nano))
+		return 0, refused("writing to the API server", until)
 	}
 	return c.Conn.Write(b)
+}
+
+// refused is the error of a write the fence stops, at either check.
+func refused(what string, until time.Time) error {
+	return fmt.Errorf("not %s: this replica's leader lease was last renewed for writes until %s (fenced: another replica may lead)",
+		what, until.Format(time.RFC3339Nano))
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)
